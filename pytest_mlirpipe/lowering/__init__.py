@@ -1,0 +1,1 @@
+"""Pipelines as data and the stage runner."""

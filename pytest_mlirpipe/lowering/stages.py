@@ -1,0 +1,258 @@
+"""Run a pipeline stage by stage in-process and keep a snapshot of the IR after each stage."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import StageFailure, UsageError, Problem, did_you_mean
+from ..mlir_env import diagnostics_of, ir, new_context, parse_module, passmanager, print_ir
+from ..model import Diagnostic, Pipeline, Snapshot, Stage
+from . import passes as python_passes
+from .pipeline_text import Element, parse_options, parse_pipeline
+
+
+@dataclass(frozen=True, slots=True)
+class StageRun:
+    """What a run produced: one snapshot per stage run, and the final module."""
+
+    snapshots: tuple[Snapshot, ...]
+    module: object  # ir.Module
+    context: object  # ir.Context; keep alive as long as the module is used
+
+    @property
+    def final_ir(self) -> str:
+        return print_ir(self.module.operation)  # type: ignore[attr-defined]
+
+
+def select_stages(
+    pipeline: Pipeline, start_after: str | None = None, stop_after: str | None = None
+) -> list[Stage]:
+    """The stages between `start_after` (exclusive) and `stop_after` (inclusive)."""
+    names = pipeline.stage_names()
+    problems = []
+    for flag, value in (("--start-after", start_after), ("--stop-after", stop_after)):
+        if value is not None and value not in names:
+            problems.append(
+                Problem(
+                    f"{flag}: pipeline '{pipeline.name}' has no stage '{value}'",
+                    None,
+                    did_you_mean(value, names) or f"its stages: {', '.join(names)}",
+                )
+            )
+    if problems:
+        raise UsageError(problems)
+    lo = names.index(start_after) + 1 if start_after else 0
+    hi = names.index(stop_after) + 1 if stop_after else len(names)
+    if lo >= hi:
+        raise UsageError(
+            Problem(
+                f"no stage to run: --start-after {start_after} is not before "
+                f"--stop-after {stop_after}",
+                hint=f"stages in order: {', '.join(names)}",
+            )
+        )
+    return list(pipeline.stages[lo:hi])
+
+
+def _unwrap_module(elements: Sequence[Element]) -> list[Element]:
+    if len(elements) == 1 and elements[0].name == "builtin.module" and elements[0].is_anchor:
+        return list(elements[0].children or ())
+    return list(elements)
+
+
+def _stage_elements(stage: Stage) -> list[Element]:
+    out: list[Element] = []
+    for fragment in stage.passes:
+        out.extend(_unwrap_module(parse_pipeline(fragment)))
+    return out
+
+
+def build_pass_manager(elements: Sequence[Element], context: ir.Context) -> passmanager.PassManager:
+    """A module-level pass manager for `elements`; Python-defined passes are added by object."""
+    with context:
+        pm = passmanager.PassManager("builtin.module")
+        pending: list[str] = []
+        for el in elements:
+            py = None if el.is_anchor else python_passes.get(el.name)
+            if py is None:
+                for p, anchors in el.passes():
+                    if python_passes.get(p.name):
+                        raise UsageError(
+                            Problem(
+                                f"Python-defined pass '{p.name}' must run on the module, not "
+                                f"nested in {'('.join(anchors)}(...)",
+                                hint=f"move '{p.name}' to the top level of the pipeline",
+                            )
+                        )
+                pending.append(el.text)
+                continue
+            if pending:
+                pm.add(",".join(pending))
+                pending = []
+            options = parse_options(el.options)
+            unknown = sorted(set(options) - set(py.options))
+            if unknown:
+                raise UsageError(
+                    Problem(
+                        f"pass '{py.argument}' has no option {', '.join(repr(u) for u in unknown)}",
+                        hint=f"its options: {', '.join(py.options) or '(none)'}",
+                    )
+                )
+            pm.add(py.factory(options), name=py.argument, argument=py.argument,
+                   description=py.description)
+        if pending:
+            pm.add(",".join(pending))
+        return pm
+
+
+def _flat_passes(elements: Sequence[Element]) -> list[Element]:
+    """One element per pass (`func.func(a,b)` -> `func.func(a)`, `func.func(b)`)."""
+    out: list[Element] = []
+    for el in elements:
+        for p, anchors in el.passes():
+            text = p.text
+            for anchor in reversed(anchors):
+                text = f"{anchor}({text})"
+            out.append(Element(p.name, p.options, None, p.offset, text) if not anchors
+                       else parse_pipeline(text)[0])
+    return out
+
+
+def run_stages(
+    source: str,
+    pipeline: Pipeline,
+    *,
+    source_name: str = "<input>",
+    start_after: str | None = None,
+    stop_after: str | None = None,
+    capture: bool = True,
+    verify_each: bool = True,
+    context: ir.Context | None = None,
+) -> StageRun:
+    """Run the selected stages of `pipeline` on the MLIR text `source`.
+
+    With `capture`, each snapshot holds the IR text after its stage; otherwise only the final
+    module is kept (the cost of one uninterrupted run). A failing stage raises StageFailure
+    naming the stage, the pass and the diagnostics (located in `source_name`).
+    """
+    ctx = context or new_context()
+    module = parse_module(source, source_name, ctx)
+    stages = select_stages(pipeline, start_after, stop_after)
+    snapshots: list[Snapshot] = []
+    for i, stage in enumerate(stages):
+        elements = _stage_elements(stage)
+        pm = build_pass_manager(elements, ctx)
+        pm.enable_verifier(verify_each)
+        collected: list[Diagnostic] = []
+        with ctx:
+            handler = ctx.attach_diagnostic_handler(_collector(collected, source_name))
+            t0 = time.perf_counter()
+            try:
+                pm.run(module.operation)
+            except ir.MLIRError as exc:
+                handler.detach()
+                diags = diagnostics_of(exc, source_name)
+                stage_input = _input_of(i, source, snapshots, stages, pipeline, source_name)
+                culprit = (
+                    _find_failing_pass(stage_input, elements, source_name)
+                    if stage_input is not None and len(_flat_passes(elements)) > 1
+                    else None
+                )
+                raise StageFailure(
+                    pipeline.name,
+                    stage.name,
+                    stage.passes,
+                    [*collected, *diags],
+                    f"pass '{culprit or elements[0].name}' failed",
+                    stage_input=stage_input,
+                ) from None
+            seconds = time.perf_counter() - t0
+            handler.detach()
+        ir_text = print_ir(module.operation) if capture else None
+        snapshots.append(Snapshot(stage.name, stage.passes, ir_text, seconds, tuple(collected)))
+    return StageRun(tuple(snapshots), module, ctx)
+
+
+def run_pass_pipeline(
+    source: str, text: str, *, source_name: str = "<input>", verify_each: bool = True
+) -> StageRun:
+    """Run an ad-hoc textual pass pipeline as a single stage named 'pass-pipeline'."""
+    from ..model import Location
+
+    stage = Stage("pass-pipeline", (text,), "given on the command line", Location(source_name))
+    from ..model import IRLevel
+
+    pipe = Pipeline(
+        "--pass-pipeline", "", IRLevel.LINALG_ON_TENSORS, IRLevel.LLVM, (stage,), stage.location
+    )
+    run = run_stages(source, pipe, source_name=source_name, capture=False,
+                     verify_each=verify_each)
+    return run
+
+
+def _collector(out: list[Diagnostic], source_name: str):
+    from ..mlir_env import to_diagnostic
+
+    def handle(diag) -> bool:  # noqa: ANN001
+        d = to_diagnostic(diag, source_name)
+        if d.severity == "error":
+            return False  # left for the MLIRError of the failing run
+        out.append(d)
+        return True
+
+    return handle
+
+
+def _find_failing_pass(
+    before: str, elements: Sequence[Element], source_name: str
+) -> str | None:
+    """Re-run the stage pass by pass from its input to name the pass that fails."""
+    ctx = new_context()
+    try:
+        module = parse_module(before, source_name, ctx)
+    except Exception:  # noqa: BLE001 - only a diagnosis aid
+        return None
+    with ctx:
+        ctx.attach_diagnostic_handler(lambda d: True)
+        for el in _flat_passes(elements):
+            try:
+                build_pass_manager([el], ctx).run(module.operation)
+            except ir.MLIRError:
+                return el.name
+            except Exception:  # noqa: BLE001
+                return None
+    return None
+
+
+def _input_of(
+    index: int,
+    source: str,
+    snapshots: Sequence[Snapshot],
+    stages: Sequence[Stage],
+    pipeline: Pipeline,
+    source_name: str,
+) -> str | None:
+    """The IR a stage started from (recomputed from the source when snapshots were not kept)."""
+    if index == 0:
+        return source
+    if snapshots[index - 1].ir is not None:
+        return snapshots[index - 1].ir
+    try:
+        prefix = run_stages(
+            source,
+            pipeline,
+            source_name=source_name,
+            start_after=_before(pipeline, stages[0]),
+            stop_after=stages[index - 1].name,
+            capture=False,
+        )
+    except Exception:  # noqa: BLE001 - only a repro aid; the real failure is reported
+        return None
+    return prefix.final_ir
+
+
+def _before(pipeline: Pipeline, stage: Stage) -> str | None:
+    i = pipeline.stage_index(stage.name)
+    return pipeline.stages[i - 1].name if i > 0 else None

@@ -1,0 +1,156 @@
+"""Access to the MLIR Python bindings bundled with torch-mlir: contexts, parsing, diagnostics."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import IRParseError, MlirpipeError, Problem
+from .model import Diagnostic, Location
+
+try:
+    # Importing the torch dialect loads torch-mlir's extension, which registers its passes
+    # (torch-*, refback-*, tm-tensor-*) next to the upstream ones.
+    from torch_mlir import ir, passmanager
+    from torch_mlir.dialects import torch as torch_dialect
+except ImportError as exc:  # pragma: no cover - exercised only without the dependency
+    raise MlirpipeError(
+        Problem(
+            f"the MLIR Python bindings could not be imported ({exc})",
+            hint="install torch-mlir: pip install torch-mlir==20261001",
+        )
+    ) from exc
+
+__all__ = ["ir", "passmanager"]
+
+_LOC_RE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+
+
+def new_context() -> ir.Context:
+    """A fresh context with every upstream and torch-mlir dialect and pass available."""
+    ctx = ir.Context()
+    torch_dialect.register_dialect(ctx)
+    return ctx
+
+
+def location_of(loc: object, source_name: str | None = None) -> Location | None:
+    """The first file:line:col in an MLIR location; '-' (parsed from a string) -> source_name."""
+    m = _LOC_RE.search(str(loc))
+    if not m:
+        return None
+    path = m.group(1)
+    if path in ("-", "") and source_name:
+        path = source_name
+    return Location(path, int(m.group(2)), int(m.group(3)))
+
+
+def to_diagnostic(info: object, source_name: str | None = None) -> Diagnostic:
+    """Convert a binding DiagnosticInfo/Diagnostic into our located Diagnostic."""
+    severity = str(info.severity).rsplit(".", 1)[-1].lower()  # type: ignore[attr-defined]
+    notes = tuple(to_diagnostic(n, source_name) for n in getattr(info, "notes", ()))
+    return Diagnostic(
+        severity, str(info.message).strip(), location_of(info.location, source_name), notes  # type: ignore[attr-defined]
+    )
+
+
+def diagnostics_of(error: ir.MLIRError, source_name: str | None = None) -> list[Diagnostic]:
+    diags = [to_diagnostic(d, source_name) for d in error.error_diagnostics]
+    if not diags:
+        diags = [Diagnostic("error", str(error.message), None)]
+    return diags
+
+
+def parse_module(text: str, source_name: str, context: ir.Context) -> ir.Module:
+    """Parse MLIR text; errors become IRParseError located in `source_name`."""
+    if not text.strip():
+        raise MlirpipeError(
+            Problem(
+                "the input is empty: there is no MLIR to run",
+                Location(source_name),
+                "give a file with at least one operation, e.g. a func.func",
+            )
+        )
+    with context:
+        try:
+            return ir.Module.parse(text)
+        except ir.MLIRError as exc:
+            raise IRParseError(source_name, diagnostics_of(exc, source_name)) from None
+
+
+def print_ir(op: object, large_elements_limit: int | None = None) -> str:
+    """The IR of `op` as text; assumes it was verified."""
+    return op.get_asm(  # type: ignore[attr-defined]
+        large_elements_limit=large_elements_limit, assume_verified=True
+    )
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "pytest-mlirpipe"
+
+
+@functools.lru_cache(maxsize=None)
+def is_registered_pass(name: str) -> bool:
+    """Whether `name` is a pass or pass pipeline the bindings know (upstream or torch-mlir)."""
+    try:
+        passmanager.PassManager.parse(f"builtin.module({name})", context=_probe_context())
+    except ValueError as exc:
+        return "does not refer to a registered pass" not in str(exc)
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_context() -> ir.Context:
+    return new_context()
+
+
+@functools.lru_cache(maxsize=1)
+def registered_pass_names() -> tuple[str, ...]:
+    """All pass names the bindings know, for listing and "did you mean" hints.
+
+    MLIR has no API to list registered passes, so candidate names are read from the bindings'
+    shared libraries and each is confirmed with the pass-pipeline parser. The result is cached
+    per torch-mlir build (a few seconds the first time).
+    """
+    import torch_mlir
+
+    lib_dir = Path(next(iter(torch_mlir.__path__))) / "_mlir_libs"
+    libs = sorted(lib_dir.glob("*.so"))
+    key = "-".join(f"{p.name}:{p.stat().st_size}:{int(p.stat().st_mtime)}" for p in libs)
+    import hashlib
+
+    cache = _cache_dir() / f"passes-{hashlib.sha256(key.encode()).hexdigest()[:16]}.txt"
+    try:
+        return tuple(cache.read_text().split())
+    except OSError:
+        pass
+    token = re.compile(rb"[a-z][a-z0-9\-]{1,80}")
+    candidates: set[str] = set()
+    for lib in libs:
+        for m in token.finditer(lib.read_bytes()):
+            parts = m.group(0).decode().strip("-").split("-")
+            candidates.update("-".join(parts[i:]) for i in range(len(parts)))
+    names = tuple(sorted(c for c in candidates if c and is_registered_pass(c)))
+    is_registered_pass.cache_clear()
+    _write_atomic(cache, "\n".join(names) + "\n")
+    return names
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only home only costs the cache
+        print(f"mlirpipe: note: cannot write cache {path}: {exc}", file=sys.stderr)
+
+
+def known_pass_names(extra: Iterable[str] = ()) -> list[str]:
+    from .lowering import passes
+
+    return sorted({*registered_pass_names(), *passes.all_passes(), *extra})

@@ -1,0 +1,103 @@
+"""Shared data of the project: source locations, pipeline specs and stage snapshots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A place in a user's file; `line` and `col` are 1-based, 0 when unknown."""
+
+    path: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line and self.col:
+            return f"{self.path}:{self.line}:{self.col}"
+        if self.line:
+            return f"{self.path}:{self.line}"
+        return self.path
+
+
+class IRLevel(str, Enum):
+    """The abstraction level a pipeline takes or produces."""
+
+    TORCH = "torch"
+    ONNX = "onnx"
+    TOSA = "tosa"
+    LINALG_ON_TENSORS = "linalg-on-tensors"
+    LLVM = "llvm"
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One named step of a pipeline: a textual pass-pipeline fragment and why it is there."""
+
+    name: str
+    passes: tuple[str, ...]
+    reason: str
+    location: Location
+
+    @property
+    def pipeline_text(self) -> str:
+        """The stage's passes as one textual pipeline fragment (no `builtin.module(...)` anchor)."""
+        return ",".join(self.passes)
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline:
+    """A named, ordered list of stages, with the IR level it takes and the one it produces."""
+
+    name: str
+    description: str
+    input: IRLevel
+    output: IRLevel
+    stages: tuple[Stage, ...]
+    location: Location
+    extends: str | None = None
+
+    def stage_names(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+    def stage_index(self, name: str) -> int:
+        for i, stage in enumerate(self.stages):
+            if stage.name == name:
+                return i
+        raise KeyError(name)
+
+    @property
+    def pipeline_text(self) -> str:
+        """All stages as one `builtin.module(...)` pass pipeline."""
+        return "builtin.module(" + ",".join(s.pipeline_text for s in self.stages) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One MLIR diagnostic, with its location mapped to the user's file where possible."""
+
+    severity: str
+    message: str
+    location: Location | None
+    notes: tuple[Diagnostic, ...] = ()
+
+    def format(self) -> str:
+        """mlir-opt's form: `file:line:col: error: message`, notes indented below."""
+        where = f"{self.location}: " if self.location else ""
+        lines = [f"{where}{self.severity}: {self.message}"]
+        for note in self.notes:
+            lines.extend("  " + ln for ln in note.format().splitlines())
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The IR after one stage, as the stage runner saw it."""
+
+    stage: str
+    passes: tuple[str, ...]
+    ir: str | None
+    seconds: float
+    diagnostics: tuple[Diagnostic, ...] = field(default_factory=tuple)

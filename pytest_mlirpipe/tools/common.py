@@ -1,0 +1,129 @@
+"""What the command-line tools share: argument parsing that raises, catalog loading, I/O."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from ..errors import MlirpipeError, Problem, UsageError
+from ..model import Location
+
+PIPELINES_PATH_ENV = "MLIRPIPE_PIPELINES_PATH"
+
+
+class _HelpExit(Exception):
+    def __init__(self, status: int, text: str):
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that raises instead of printing and exiting, so tools can run in-process."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(Problem(message, hint=f"see `{self.prog} --help`"))
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise _HelpExit(status, message or "")
+
+    def print_help(self, file: TextIO | None = None) -> None:
+        raise _HelpExit(0, self.format_help())
+
+
+def add_pipeline_dir_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pipelines-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help=f"also look for pipelines/*.toml in DIR (repeatable; also ${PIPELINES_PATH_ENV})",
+    )
+
+
+def pipeline_dirs(cli_dirs: Sequence[str]) -> list[str]:
+    env = [d for d in os.environ.get(PIPELINES_PATH_ENV, "").split(os.pathsep) if d]
+    return [*cli_dirs, *env]
+
+
+def load_catalog(extra_dirs: Sequence[str]):  # noqa: ANN201 - PipelineCatalog
+    from .. import mlir_env
+    from ..lowering.spec import load_catalog as _load
+
+    return _load(
+        pipeline_dirs(extra_dirs),
+        pass_exists=lambda n: _is_known_pass(n, mlir_env),
+        known_passes=mlir_env.known_pass_names,
+    )
+
+
+def _is_known_pass(name: str, mlir_env) -> bool:  # noqa: ANN001
+    from ..lowering import passes
+
+    return passes.get(name) is not None or mlir_env.is_registered_pass(name)
+
+
+def read_input(path: str, stdin: TextIO) -> tuple[str, str]:
+    """(text, name for diagnostics) of FILE or '-' (stdin)."""
+    if path == "-":
+        data = stdin.read()
+        return (data if isinstance(data, str) else data.decode("utf-8")), "<stdin>"
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            Problem(f"cannot read input file: {exc.strerror}", Location(path),
+                    "check the path, or pass '-' to read standard input")
+        ) from None
+    try:
+        return raw.decode("utf-8"), path
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise UsageError(
+            Problem(
+                f"input is not UTF-8 text (byte 0x{raw[exc.start]:02x})",
+                Location(path, line, col),
+                "MLIR files are UTF-8 text; a bytecode file must be converted first",
+            )
+        ) from None
+
+
+def write_output(path: str | None, text: str, stdout: TextIO) -> None:
+    if path in (None, "-"):
+        stdout.write(text)
+        return
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise UsageError(Problem(f"cannot write output: {exc.strerror}", Location(path))) from None
+
+
+def run_tool(
+    body, parser: ArgumentParser, argv: Sequence[str], stdin: TextIO, stdout: TextIO,  # noqa: ANN001
+    stderr: TextIO,
+) -> int:
+    """Parse `argv` and run `body(args, stdin, stdout, stderr)`; our errors become messages."""
+    try:
+        args = parser.parse_args(list(argv))
+        return body(args, stdin, stdout, stderr)
+    except _HelpExit as exc:
+        (stdout if exc.status == 0 else stderr).write(exc.text)
+        return exc.status
+    except UsageError as exc:
+        stderr.write(f"{parser.prog}: {exc.format()}\n")
+        return 2
+    except MlirpipeError as exc:
+        stderr.write(exc.format() + "\n")
+        return 1
+
+
+def console_main(run) -> NoReturn:  # noqa: ANN001
+    sys.exit(run(sys.argv[1:], sys.stdin, sys.stdout, sys.stderr))

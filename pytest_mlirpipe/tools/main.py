@@ -1,0 +1,1 @@
+def main(): raise SystemExit(1)

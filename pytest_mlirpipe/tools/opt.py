@@ -1,0 +1,194 @@
+"""`mlirpipe-opt`: an opt-like driver that runs a named pipeline (or a pass pipeline) on MLIR."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from ..errors import MlirpipeError, StageFailure
+from .common import (
+    ArgumentParser,
+    add_pipeline_dir_option,
+    console_main,
+    load_catalog,
+    read_input,
+    run_tool,
+    write_output,
+)
+
+SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog="mlirpipe-opt",
+        description="Run a named lowering pipeline (or an MLIR pass pipeline) on MLIR text, "
+        "stage by stage, and print the result.",
+        epilog="Diagnostics use mlir-opt's form, file:line:col: error: message. Exit status: "
+        "0 success, 1 the input or a pass failed, 2 bad arguments.",
+    )
+    p.add_argument("input", nargs="?", default="-", metavar="FILE",
+                   help="MLIR file to read, '-' for standard input (default)")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--pipeline", metavar="NAME", help="a pipeline from pipelines/*.toml")
+    what.add_argument("--pass-pipeline", metavar="TEXT",
+                      help="an MLIR textual pass pipeline, e.g. 'builtin.module(canonicalize)'")
+    p.add_argument("--stop-after", metavar="STAGE", help="stop after this stage of --pipeline")
+    p.add_argument("--start-after", metavar="STAGE",
+                   help="take the input as the IR after this stage, run the stages after it")
+    p.add_argument("--print-after", action="append", default=[], metavar="STAGE|all",
+                   help="print the IR after STAGE (or every stage) to stderr (repeatable)")
+    p.add_argument("--split-input-file", action="store_true",
+                   help="split the input at '// -----' lines and process each chunk on its own")
+    p.add_argument("-o", dest="output", metavar="OUT", help="write the result to OUT (default stdout)")
+    p.add_argument("--no-verify-each", action="store_true",
+                   help="do not run the verifier after each pass")
+    p.add_argument("--repro-dir", metavar="DIR",
+                   help="where a failing stage's input IR is written (default: next to -o, "
+                   "else a new temporary directory)")
+    add_pipeline_dir_option(p)
+    return p
+
+
+def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    """The tool as a function: (argv, streams) -> exit status. The console script wraps it."""
+    return run_tool(_main, build_parser(), argv, stdin, stdout, stderr)
+
+
+def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:  # noqa: ANN001
+    from ..errors import Problem, UsageError
+
+    if args.pass_pipeline and (args.stop_after or args.start_after or args.print_after):
+        raise UsageError(
+            Problem("--stop-after, --start-after and --print-after need --pipeline, "
+                    "not --pass-pipeline",
+                    hint="name the stages of a pipeline from `mlirpipe list`")
+        )
+    text, name = read_input(args.input, stdin)
+    pipeline = None
+    if args.pipeline:
+        pipeline = load_catalog(args.pipelines_dir).get(args.pipeline)
+        wanted = set(args.print_after) - {"all"}
+        unknown = sorted(wanted - set(pipeline.stage_names()))
+        if unknown:
+            from ..errors import did_you_mean
+
+            raise UsageError(
+                [
+                    Problem(f"--print-after: pipeline '{pipeline.name}' has no stage '{u}'",
+                            hint=did_you_mean(u, pipeline.stage_names())
+                            or f"its stages: {', '.join(pipeline.stage_names())}")
+                    for u in unknown
+                ]
+            )
+    else:
+        from .. import mlir_env
+        from ..lowering.spec import check_pipeline_text
+        from .common import _is_known_pass
+
+        check_pipeline_text(args.pass_pipeline, lambda n: _is_known_pass(n, mlir_env),
+                            mlir_env.known_pass_names)
+    chunks = _split(text) if args.split_input_file else [text]
+    outputs: list[str] = []
+    status = 0
+    for chunk in chunks:
+        try:
+            outputs.append(_run_chunk(chunk, name, pipeline, args, stderr))
+        except StageFailure as exc:
+            exc = exc.with_repro(_write_repro(exc, name, args))
+            stderr.write(exc.format() + "\n")
+            status = 1
+        except MlirpipeError as exc:
+            if not args.split_input_file:
+                raise
+            stderr.write(exc.format() + "\n")
+            status = 1
+    if status == 0 or args.split_input_file:
+        write_output(args.output, "// -----\n".join(outputs), stdout)
+    return status
+
+
+def _split(text: str) -> list[str]:
+    """Chunks at '// -----' lines, each padded with newlines so line numbers stay the file's."""
+    chunks = []
+    line = 0
+    for part in SPLIT_MARKER.split(text):
+        chunks.append("\n" * line + part)
+        line += part.count("\n")
+    return chunks
+
+
+def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO) -> str:  # noqa: ANN001
+    from ..lowering.stages import run_pass_pipeline, run_stages
+
+    if pipeline is None:
+        return run_pass_pipeline(chunk, args.pass_pipeline, source_name=name,
+                                 verify_each=not args.no_verify_each).final_ir
+    want_all = "all" in args.print_after
+    capture = want_all or bool(args.print_after)
+    run = run_stages(
+        chunk,
+        pipeline,
+        source_name=name,
+        start_after=args.start_after,
+        stop_after=args.stop_after,
+        capture=capture,
+        verify_each=not args.no_verify_each,
+    )
+    for snap in run.snapshots:
+        if want_all or snap.stage in args.print_after:
+            stderr.write(f"// -----// IR Dump After stage '{snap.stage}' "
+                         f"({','.join(snap.passes)}) //----- //\n{snap.ir}\n")
+    if capture and run.snapshots:
+        return run.snapshots[-1].ir or run.final_ir
+    return run.final_ir
+
+
+def _write_repro(exc: StageFailure, name: str, args) -> str:  # noqa: ANN001
+    """Write the failing stage's input IR to a file; return the command that re-runs the stage."""
+    if exc.stage_input is None:
+        return "(the stage input could not be recomputed; re-run the command above)"
+    if args.repro_dir:
+        directory = Path(args.repro_dir)
+    elif args.output and args.output != "-":
+        directory = Path(args.output).resolve().parent
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="mlirpipe-repro-"))
+    stem = Path(name).stem if name != "<stdin>" else "stdin"
+    path = directory / f"{stem}.{exc.stage}.input.mlir"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(exc.stage_input)
+        os.replace(tmp, path)
+    except OSError as err:
+        return f"(cannot write the repro input to {path}: {err.strerror})"
+    cmd = ["mlirpipe-opt", str(path)]
+    if exc.pipeline and exc.pipeline != "--pass-pipeline":
+        cmd += ["--pipeline", exc.pipeline]
+        from .common import pipeline_dirs
+
+        catalog_stages = _stage_before(exc, args)
+        if catalog_stages:
+            cmd += ["--start-after", catalog_stages]
+        cmd += ["--stop-after", exc.stage]
+        for d in pipeline_dirs(args.pipelines_dir):
+            cmd += ["--pipelines-dir", d]
+    else:
+        cmd += ["--pass-pipeline", args.pass_pipeline]
+    return shlex.join(cmd)
+
+
+def _stage_before(exc: StageFailure, args) -> str | None:  # noqa: ANN001
+    pipeline = load_catalog(args.pipelines_dir).get(exc.pipeline)
+    i = pipeline.stage_index(exc.stage)
+    return pipeline.stages[i - 1].name if i > 0 else None
+
+
+def main() -> None:
+    console_main(run)
