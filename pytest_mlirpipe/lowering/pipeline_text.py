@@ -94,8 +94,12 @@ class _Parser:
             self.pos += 1
             children = tuple(self.parse_list(top=False))
             self._skip_ws()
-            if self.pos >= len(self.text) or self.text[self.pos] != ")":
+            if self.pos >= len(self.text):
                 raise PipelineSyntaxError(f"'(' after '{name}' is never closed", open_at)
+            if self.text[self.pos] != ")":
+                raise PipelineSyntaxError(
+                    f"unexpected '{self.text[self.pos]}' in pass pipeline", self.pos
+                )
             self.pos += 1
         return Element(name, options, children, start, self.text[start : self.pos].strip())
 

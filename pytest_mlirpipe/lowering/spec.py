@@ -30,6 +30,7 @@ class _RawStage:
     data: dict
     location: Location
     line_range: tuple[int, int]
+    checked: Stage | None = None  # set once _check_stage accepted it
 
 
 @dataclass(slots=True)
@@ -127,7 +128,7 @@ def _read_file(path: Path) -> tuple[_RawPipeline | None, list[Problem]]:
                 )
             )
     raw_stages = data.get("stage", [])
-    if not isinstance(raw_stages, list):
+    if not isinstance(raw_stages, list) or not all(isinstance(s, dict) for s in raw_stages):
         problems.append(Problem("'stage' must be [[stage]] tables", loc.find("stage")))
         raw_stages = []
     starts = loc.table_lines("[[stage]]")
@@ -203,7 +204,7 @@ def _check_stage(
             problems.append(
                 Problem(
                     f"malformed pass pipeline {p!r} in stage '{name}': {exc}",
-                    Location(where.path, where.line, where.col + exc.offset + 1)
+                    Location(where.path, where.line, where.col + exc.offset)
                     if where.col
                     else where,
                     "use MLIR's textual syntax: pass{opt=value}, op-name(nested-passes)",
@@ -306,7 +307,7 @@ def load_catalog(
     for raw in raws.values():
         problems.extend(raw.problems)
     if pass_exists is not None:
-        problems.extend(_check_pass_names(resolved, raws, pass_exists, known_passes))
+        problems.extend(_check_pass_names(raws, pass_exists, known_passes))
     if problems:
         raise PipelineSpecError(_dedupe(problems))
     return PipelineCatalog(resolved, {n: r.path for n, r in raws.items()})
@@ -334,11 +335,14 @@ def _resolve(
         return resolved[name]
     raw = raws[name]
     if name in chain:
-        cycle = " -> ".join((*chain[chain.index(name) :], name))
+        members = list(chain[chain.index(name) :])
+        first = members.index(min(members))
+        members = members[first:] + members[:first]
+        cycle = " -> ".join((*members, members[0]))
         problems.append(
             Problem(
                 f"pipelines extend each other in a cycle: {cycle}",
-                raw.location,
+                raws[members[0]].location,
                 "remove one of the `extends` keys",
             )
         )
@@ -367,9 +371,11 @@ def _resolve(
                     or f"known pipelines: {', '.join(sorted(raws))}",
                 )
             )
-            return None
-        parent = _resolve(parent_name, raws, resolved, problems, (*chain, name))
+        else:
+            parent = _resolve(parent_name, raws, resolved, problems, (*chain, name))
         if parent is None:
+            for rs in raw.stages:  # still report every problem of the stages themselves
+                rs.checked = _check_stage(rs, loc, True, problems)
             return None
     levels: dict[str, IRLevel] = {}
     for key in ("input", "output"):
@@ -398,12 +404,12 @@ def _resolve(
             )
     stages: list[Stage] = list(parent.stages) if parent else []
     for rs in raw.stages:
-        st = _check_stage(rs, loc, parent is not None, problems)
+        st = rs.checked = _check_stage(rs, loc, parent is not None, problems)
         if st is None:
             continue
         start, end = rs.line_range
         names = [s.name for s in stages]
-        anchor_keys = [k for k in ("after", "before", "replaces") if k in rs.data]
+        anchor_keys = [k for k in ("after", "before", "replaces") if k in rs.data and parent]
         if len(anchor_keys) > 1:
             problems.append(
                 Problem(
@@ -419,7 +425,9 @@ def _resolve(
             if target not in names:
                 problems.append(
                     Problem(
-                        f"stage '{st.name}' is placed {key} unknown stage '{target}'",
+                        f"stage '{st.name}' "
+                        + ("replaces" if key == "replaces" else f"is placed {key}")
+                        + f" unknown stage '{target}'",
                         loc.key(key, start, end),
                         did_you_mean(str(target), names)
                         or f"stages of '{parent_name}': {', '.join(names)}",
@@ -452,6 +460,8 @@ def _resolve(
             continue
         stages.append(st)
     remove = head.get("remove", [])
+    if isinstance(remove, str):
+        remove = [remove]
     if remove and parent is None:
         problems.append(
             Problem(
@@ -493,22 +503,23 @@ def _resolve(
 
 
 def _check_pass_names(
-    resolved: dict[str, Pipeline],
     raws: dict[str, _RawPipeline],
     pass_exists: Callable[[str], bool],
     known_passes: Callable[[], Iterable[str]] | None,
 ) -> list[Problem]:
-    """Every unknown pass in every stage defined in a file (inherited stages are checked once)."""
+    """Every unknown pass in every stage defined in a file, whether its pipeline resolved or not
+    (inherited stages are checked in the file that defines them)."""
     problems = []
     known: list[str] | None = None
-    for name, pipe in resolved.items():
-        own = {id(s) for s in pipe.stages} - (
-            {id(s) for s in resolved[pipe.extends].stages} if pipe.extends in resolved else set()
-        )
-        loc = _Locator(raws[name].path, raws[name].text)
-        for stage in pipe.stages:
-            if id(stage) not in own:
+    for name in sorted(raws):
+        raw = raws[name]
+        loc = _Locator(raw.path, raw.text)
+        for rs in raw.stages:
+            stage = rs.checked
+            if stage is None:
                 continue
+            start, end = rs.line_range
+            passes_line = loc.key("passes", start, end).line
             for fragment in stage.passes:
                 for el in _all_passes(fragment):
                     if pass_exists(el):
@@ -518,12 +529,22 @@ def _check_pass_names(
                     problems.append(
                         Problem(
                             f"unknown pass '{el}' in stage '{stage.name}' of pipeline '{name}'",
-                            loc.find(el, stage.location.line),
+                            _find_name(loc, el, passes_line, end),
                             did_you_mean(el, known)
                             or "run `mlirpipe passes` to list the passes available",
                         )
                     )
     return problems
+
+
+def _find_name(loc: _Locator, name: str, start: int, end: int) -> Location:
+    """Where `name` first appears as a whole pass name (not inside a longer one)."""
+    pat = re.compile(r"(?<![\w.\-])" + re.escape(name) + r"(?![\w.\-])")
+    for i in range(max(start, 1) - 1, min(end, len(loc.lines))):
+        m = pat.search(loc.lines[i])
+        if m:
+            return Location(loc.path, i + 1, m.start() + 1)
+    return Location(loc.path, start)
 
 
 def _all_passes(fragment: str) -> list[str]:

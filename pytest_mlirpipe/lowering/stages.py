@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import StageFailure, UsageError, Problem, did_you_mean
+from ..errors import PipelineSpecError, Problem, StageFailure, UsageError, did_you_mean
 from ..mlir_env import diagnostics_of, ir, new_context, parse_module, passmanager, print_ir
 from ..model import Diagnostic, Pipeline, Snapshot, Stage
 from . import passes as python_passes
@@ -143,7 +143,18 @@ def run_stages(
     snapshots: list[Snapshot] = []
     for i, stage in enumerate(stages):
         elements = _stage_elements(stage)
-        pm = build_pass_manager(elements, ctx)
+        try:
+            pm = build_pass_manager(elements, ctx)
+        except ValueError as exc:  # MLIR rejects a pass's options or where it is nested
+            detail = "; ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
+            raise PipelineSpecError(
+                Problem(
+                    f"stage '{stage.name}' of pipeline '{pipeline.name}' cannot be built: {detail}",
+                    stage.location,
+                    "check the pass options and the op each pass is nested in "
+                    "(e.g. a module pass inside func.func(...))",
+                )
+            ) from None
         pm.enable_verifier(verify_each)
         collected: list[Diagnostic] = []
         with ctx:
@@ -155,17 +166,19 @@ def run_stages(
                 handler.detach()
                 diags = diagnostics_of(exc, source_name)
                 stage_input = _input_of(i, source, snapshots, stages, pipeline, source_name)
-                culprit = (
-                    _find_failing_pass(stage_input, elements, source_name)
-                    if stage_input is not None and len(_flat_passes(elements)) > 1
-                    else None
-                )
+                flat = _flat_passes(elements)
+                if len(flat) == 1:
+                    culprit = _pass_name(flat[0])
+                elif stage_input is not None:
+                    culprit = _find_failing_pass(stage_input, elements, source_name)
+                else:
+                    culprit = None
                 raise StageFailure(
                     pipeline.name,
                     stage.name,
                     stage.passes,
                     [*collected, *diags],
-                    f"pass '{culprit or elements[0].name}' failed",
+                    f"pass '{culprit}' failed" if culprit else "one of its passes failed",
                     stage_input=stage_input,
                 ) from None
             seconds = time.perf_counter() - t0
@@ -181,7 +194,10 @@ def run_pass_pipeline(
     """Run an ad-hoc textual pass pipeline as a single stage named 'pass-pipeline'."""
     from ..model import Location
 
-    stage = Stage("pass-pipeline", (text,), "given on the command line", Location(source_name))
+    # Located at the option, not the input: a stage that cannot be built is the option's fault.
+    stage = Stage(
+        "pass-pipeline", (text,), "given on the command line", Location("--pass-pipeline")
+    )
     from ..model import IRLevel
 
     pipe = Pipeline(
@@ -220,10 +236,15 @@ def _find_failing_pass(
             try:
                 build_pass_manager([el], ctx).run(module.operation)
             except ir.MLIRError:
-                return el.name
+                return _pass_name(el)
             except Exception:  # noqa: BLE001
                 return None
     return None
+
+
+def _pass_name(el: Element) -> str:
+    """The pass of a one-pass element, without the op anchors around it."""
+    return el.passes()[0][0].name
 
 
 def _input_of(

@@ -21,7 +21,9 @@ from .common import (
     write_output,
 )
 
-SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
+# Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
+# the line numbers of the next chunk.
+SPLIT_MARKER = re.compile(r"^// -----[^\S\n]*$", re.MULTILINE)
 
 
 def build_parser() -> ArgumentParser:
@@ -96,11 +98,13 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:  # noqa: 
     chunks = _split(text) if args.split_input_file else [text]
     outputs: list[str] = []
     status = 0
-    for chunk in chunks:
+    for i, chunk in enumerate(chunks):
         try:
             outputs.append(_run_chunk(chunk, name, pipeline, args, stderr))
         except StageFailure as exc:
-            exc = exc.with_repro(_write_repro(exc, name, args))
+            exc = exc.with_repro(
+                _write_repro(exc, name, args, i + 1 if args.split_input_file else None)
+            )
             stderr.write(exc.format() + "\n")
             status = 1
         except MlirpipeError as exc:
@@ -149,8 +153,10 @@ def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO) -> str:  #
     return run.final_ir
 
 
-def _write_repro(exc: StageFailure, name: str, args) -> str:  # noqa: ANN001
-    """Write the failing stage's input IR to a file; return the command that re-runs the stage."""
+def _write_repro(exc: StageFailure, name: str, args, chunk: int | None = None) -> str:  # noqa: ANN001
+    """Write the failing stage's input IR to a file; return the command that re-runs the stage.
+
+    `chunk` (1-based, with --split-input-file) keeps the repro files of two chunks apart."""
     if exc.stage_input is None:
         return "(the stage input could not be recomputed; re-run the command above)"
     if args.repro_dir:
@@ -160,6 +166,8 @@ def _write_repro(exc: StageFailure, name: str, args) -> str:  # noqa: ANN001
     else:
         directory = Path(tempfile.mkdtemp(prefix="mlirpipe-repro-"))
     stem = Path(name).stem if name != "<stdin>" else "stdin"
+    if chunk is not None:
+        stem += f".chunk-{chunk}"
     path = directory / f"{stem}.{exc.stage}.input.mlir"
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -181,6 +189,8 @@ def _write_repro(exc: StageFailure, name: str, args) -> str:  # noqa: ANN001
             cmd += ["--pipelines-dir", d]
     else:
         cmd += ["--pass-pipeline", args.pass_pipeline]
+    if args.no_verify_each:
+        cmd.append("--no-verify-each")
     return shlex.join(cmd)
 
 
@@ -192,3 +202,7 @@ def _stage_before(exc: StageFailure, args) -> str | None:  # noqa: ANN001
 
 def main() -> None:
     console_main(run)
+
+
+if __name__ == "__main__":
+    main()

@@ -20,16 +20,38 @@ def forbid_ops(options: dict[str, str]) -> PassBody:
 
         found = []
 
+        def matches(inner) -> bool:
+            return any(fnmatch.fnmatchcase(inner.name, p) for p in patterns)
+
+        def inside_match(inner) -> bool:
+            # Ops inside a forbidden op (the implicit linalg.yield of a linalg.matmul) add
+            # nothing but noise: the enclosing op is reported already.
+            parent = inner.parent
+            while parent is not None:
+                if matches(parent):
+                    return True
+                parent = parent.parent
+            return False
+
         def visit(inner):  # noqa: ANN001
-            name = inner.name
-            if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            if matches(inner) and not inside_match(inner):
                 found.append(inner)
             return ir.WalkResult.ADVANCE
 
         op.walk(visit)
         for inner in found:
-            inner.location.emit_error(f"'{inner.name}' is forbidden here by mlirpipe-forbid-ops")
+            _known_location(inner).emit_error(
+                f"'{inner.name}' is forbidden here by mlirpipe-forbid-ops"
+            )
         if found:
             pass_.signal_pass_failure()
 
     return run
+
+
+def _known_location(op):  # MLIR binding objects
+    """The op's location, or its nearest ancestor's when it has none (ops a parser made up)."""
+    current = op
+    while current is not None and str(current.location) == "loc(unknown)":
+        current = current.parent
+    return (current or op).location

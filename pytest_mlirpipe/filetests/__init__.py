@@ -1,0 +1,1 @@
+"""RUN/CHECK file tests, shared by the pytest plugin and lit."""

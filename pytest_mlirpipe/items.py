@@ -1,0 +1,99 @@
+"""pytest items for RUN/CHECK files: one file, one test, lit's verdict mapped onto pytest's."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .filetests.lit_runner import FileVerdict, LitSession
+
+_DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
+
+
+@dataclass
+class MlirSession:
+    """Per-run settings and the lit session, kept in `config.stash`."""
+
+    suffixes: tuple[str, ...]
+    lit: LitSession
+
+    @classmethod
+    def from_pytest_config(cls, config: pytest.Config) -> MlirSession:
+        cli = config.getoption("--mlirpipe-suffixes")
+        if cli:
+            suffixes = tuple(s.strip() for s in cli.split(",") if s.strip())
+        else:
+            suffixes = tuple(config.getini("mlirpipe_suffixes"))
+        bad = [s for s in suffixes if not s.startswith(".")]
+        if bad:
+            raise pytest.UsageError(
+                f"mlirpipe: suffixes must start with '.', got {', '.join(repr(b) for b in bad)} "
+                "(e.g. --mlirpipe-suffixes=.mlir,.td)"
+            )
+        dirs = [str(p) for p in config.getini("mlirpipe_pipelines")]
+        dirs += list(config.getoption("--mlirpipe-pipelines"))
+        if dirs:
+            existing = os.environ.get("MLIRPIPE_PIPELINES_PATH", "")
+            os.environ["MLIRPIPE_PIPELINES_PATH"] = os.pathsep.join(
+                [*dirs, *([existing] if existing else [])]
+            )
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        exec_root = Path(config.rootpath) / "build" / "pytest" / worker
+        return cls(suffixes, LitSession(exec_root))
+
+    def is_test_file(self, path: Path) -> bool:
+        """A file with RUN: or CHECK directives; plain MLIR files are inputs, not tests."""
+        try:
+            return _DIRECTIVE.search(path.read_bytes()) is not None
+        except OSError:
+            return False
+
+
+class MlirFile(pytest.File):
+    def collect(self):  # noqa: ANN201
+        yield MlirItem.from_parent(self, name=self.path.name)
+
+
+class FileTestFailure(Exception):
+    """lit reported a failing verdict; carries its output for the report."""
+
+    def __init__(self, verdict: FileVerdict):
+        super().__init__(verdict.code)
+        self.verdict = verdict
+
+
+class MlirItem(pytest.Item):
+    def runtest(self) -> None:
+        from .plugin import SESSION_KEY
+
+        session = self.config.stash[SESSION_KEY]
+        verdict = session.lit.run(self.path)
+        if verdict.code == "PASS":
+            return
+        if verdict.code == "UNSUPPORTED":
+            pytest.skip(_reason(verdict.output) or "UNSUPPORTED")
+        if verdict.code == "XFAIL":
+            pytest.xfail("XFAIL: failed as the file's XFAIL line expects")
+        raise FileTestFailure(verdict)
+
+    def repr_failure(self, excinfo, style=None):  # noqa: ANN001, ANN201
+        if isinstance(excinfo.value, FileTestFailure):
+            v = excinfo.value.verdict
+            head = {
+                "XPASS": "XPASS: the file passed but its XFAIL line expects a failure",
+                "UNRESOLVED": "UNRESOLVED: the test file is malformed",
+                "TIMEOUT": "TIMEOUT: the test took too long",
+            }.get(v.code, f"{v.code}: a RUN line failed")
+            return f"{self.path}: {head}\n{v.output}"
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):  # noqa: ANN201
+        return self.path, 0, f"mlir: {self.name}"
+
+
+def _reason(output: str) -> str:
+    return output.strip().splitlines()[0] if output.strip() else ""
