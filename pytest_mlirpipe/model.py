@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -92,12 +93,32 @@ class Diagnostic:
         return "\n".join(lines)
 
 
+class LazyText:
+    """Text rendered on first use (IR printing costs more than the passes that made the IR)."""
+
+    __slots__ = ("_render", "_text")
+
+    def __init__(self, text: str | None = None, render: Callable[[], str] | None = None):
+        self._text = text
+        self._render = render
+
+    def get(self) -> str | None:
+        if self._text is None and self._render is not None:
+            self._text = self._render()
+            self._render = None
+        return self._text
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """The IR after one stage, as the stage runner saw it."""
+    """The IR after one stage, as the stage runner saw it (printed when first asked for)."""
 
     stage: str
     passes: tuple[str, ...]
-    ir: str | None
     seconds: float
-    diagnostics: tuple[Diagnostic, ...] = field(default_factory=tuple)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    text: LazyText = field(default_factory=LazyText)
+
+    @property
+    def ir(self) -> str | None:
+        return self.text.get()

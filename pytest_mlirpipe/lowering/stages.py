@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import PipelineSpecError, Problem, StageFailure, UsageError, did_you_mean
 from ..mlir_env import diagnostics_of, ir, new_context, parse_module, passmanager, print_ir
-from ..model import Diagnostic, Pipeline, Snapshot, Stage
+from ..model import Diagnostic, LazyText, Pipeline, Snapshot, Stage
 from . import passes as python_passes
 from .pipeline_text import Element, parse_options, parse_pipeline
 
@@ -183,8 +184,10 @@ def run_stages(
                 ) from None
             seconds = time.perf_counter() - t0
             handler.detach()
-        ir_text = print_ir(module.operation) if capture else None
-        snapshots.append(Snapshot(stage.name, stage.passes, ir_text, seconds, tuple(collected)))
+        # A clone is cheap (resources are shared); printing it waits until someone reads it.
+        text = LazyText(render=functools.partial(print_ir, module.operation.clone())) if capture \
+            else LazyText()
+        snapshots.append(Snapshot(stage.name, stage.passes, seconds, tuple(collected), text))
     return StageRun(tuple(snapshots), module, ctx)
 
 
