@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from .filetests.format import is_test_file
 from .filetests.lit_runner import FileVerdict, LitSession
-
-_DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
-
 
 @dataclass
 class MlirSession:
@@ -46,11 +43,7 @@ class MlirSession:
         return cls(suffixes, LitSession(exec_root))
 
     def is_test_file(self, path: Path) -> bool:
-        """A file with RUN: or CHECK directives; plain MLIR files are inputs, not tests."""
-        try:
-            return _DIRECTIVE.search(path.read_bytes()) is not None
-        except OSError:
-            return False
+        return is_test_file(path)
 
 
 class MlirFile(pytest.File):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import itertools
@@ -10,7 +11,7 @@ import re
 import sys
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,8 +70,9 @@ def parse_input_spec(text: str, where: Location | None = None) -> list[TensorSpe
     for number, raw in enumerate(text.split(","), 1):
         item = raw.strip()
         if not item:
-            problems.append(Problem(f"input spec item {number} of '{text}' is empty", where,
-                                    _SPEC_HINT))
+            problems.append(
+                Problem(f"input spec item {number} of '{text}' is empty", where, _SPEC_HINT)
+            )
             continue
         *dims, dtype = item.split("x")
         if dtype not in DTYPES:
@@ -132,8 +134,11 @@ def load_model(ref: str) -> torch.nn.Module:
     path = Path(path_text)
     if not path.is_file():
         raise UsageError(
-            Problem("no model file at this path", Location(path_text),
-                    "the part before '::' is a Python file (relative to the current directory)")
+            Problem(
+                "no model file at this path",
+                Location(path_text),
+                "the part before '::' is a Python file (relative to the current directory)",
+            )
         )
     if path.suffix != ".py":
         raise UsageError(
@@ -153,8 +158,7 @@ def load_model(ref: str) -> torch.nn.Module:
             Problem(
                 f"'{path_text}' defines no '{name}'",
                 Location(path_text),
-                did_you_mean(name, public)
-                or f"models it defines: {', '.join(models) or '(none)'}",
+                did_you_mean(name, public) or f"models it defines: {', '.join(models) or '(none)'}",
             )
         )
     obj = vars(module)[name]
@@ -164,10 +168,9 @@ def load_model(ref: str) -> torch.nn.Module:
         kind = "class" if isinstance(obj, type) else type(obj).__name__
         raise UsageError(
             Problem(
-                f"'{name}' is a {kind}, not an nn.Module subclass, instance or factory",
+                f"'{name}' is {_a(kind)}, not an nn.Module subclass, instance or factory",
                 Location(path_text, _line_of(obj)),
-                "name a torch.nn.Module subclass, an instance of one, or a function "
-                "returning one",
+                "name a torch.nn.Module subclass, an instance of one, or a function returning one",
             )
         )
     try:
@@ -184,7 +187,7 @@ def load_model(ref: str) -> torch.nn.Module:
     if not isinstance(made, torch.nn.Module):
         raise UsageError(
             Problem(
-                f"'{name}()' returned a {type(made).__name__}, not an nn.Module",
+                f"'{name}()' returned {_a(type(made).__name__)}, not an nn.Module",
                 Location(path_text, _line_of(obj)),
                 "a factory function must return the torch.nn.Module to import",
             )
@@ -205,9 +208,11 @@ def _exec_file(path: Path, path_text: str) -> Any:
     except SyntaxError as exc:
         del sys.modules[mod_name]
         raise UsageError(
-            Problem(f"the model file has a syntax error: {exc.msg}",
-                    Location(path_text, exc.lineno or 0, exc.offset or 0),
-                    "the file must import on its own, like `python FILE.py` runs it")
+            Problem(
+                f"the model file has a syntax error: {exc.msg}",
+                Location(path_text, exc.lineno or 0, exc.offset or 0),
+                "the file must import on its own, like `python FILE.py` runs it",
+            )
         ) from None
     except Exception as exc:
         del sys.modules[mod_name]
@@ -225,8 +230,9 @@ def _exec_file(path: Path, path_text: str) -> Any:
 def _is_model_like(obj: object, module_name: str, torch: Any) -> bool:
     if isinstance(obj, torch.nn.Module):
         return True
-    return (isinstance(obj, type) and issubclass(obj, torch.nn.Module)
-            and obj.__module__ == module_name)
+    return (
+        isinstance(obj, type) and issubclass(obj, torch.nn.Module) and obj.__module__ == module_name
+    )
 
 
 def _line_of(obj: object) -> int:
@@ -245,6 +251,10 @@ def _frame_in(exc: BaseException, path: Path, path_text: str) -> Location | None
     return None
 
 
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0].strip() if text else "(no message)"
@@ -257,8 +267,10 @@ def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: st
     """
     if to not in IMPORT_TARGETS:
         raise UsageError(
-            Problem(f"unknown import target '{to}'",
-                    hint=f"accepted targets: {', '.join(IMPORT_TARGETS)}")
+            Problem(
+                f"unknown import target '{to}'",
+                hint=f"accepted targets: {', '.join(IMPORT_TARGETS)}",
+            )
         )
     import torch
     from torch_mlir import fx
@@ -269,7 +281,8 @@ def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: st
 
     what = type(module).__name__
     try:
-        program = torch.export.export(module, tuple(inputs), strict=False)
+        with _quiet_torch():
+            program = torch.export.export(module, tuple(inputs), strict=False)
     except Exception as exc:
         raise MlirpipeError(
             Problem(
@@ -290,10 +303,13 @@ def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: st
     handler = context.attach_diagnostic_handler(collect)
     output_type = IMPORT_TARGETS[to]
     try:
-        imported = fx.export_and_import(
-            program, output_type=output_type, func_name="forward",
-            fx_importer=FxImporter(context=context),
-        )
+        with _quiet_torch():
+            imported = fx.export_and_import(
+                program,
+                output_type=output_type,
+                func_name="forward",
+                fx_importer=FxImporter(context=context),
+            )
     except TorchMlirCompilerError:
         errors = [d for d in diagnostics if d.severity == "error"]
         raise MlirpipeError(
@@ -310,14 +326,26 @@ def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: st
     return print_ir(imported.operation)
 
 
+@contextlib.contextmanager
+def _quiet_torch() -> Iterator[None]:
+    """Hide torch.export's warning about its own use of a deprecated pytree API."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning
+        )
+        yield
+
+
 def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:
     """Torch-dialect MLIR (`torch.operator "onnx.*"` ops) of an ONNX model or .onnx file."""
     try:
         import onnx
     except ImportError:
         raise MlirpipeError(
-            Problem("importing an ONNX model needs the 'onnx' package, which is not installed",
-                    hint="pip install onnx (or pip install 'pytest-mlirpipe[onnx]')")
+            Problem(
+                "importing an ONNX model needs the 'onnx' package, which is not installed",
+                hint="pip install onnx (or pip install 'pytest-mlirpipe[onnx]')",
+            )
         ) from None
     from torch_mlir.extras import onnx_importer
 
@@ -333,8 +361,11 @@ def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except onnx.shape_inference.InferenceError as exc:
         raise MlirpipeError(
-            Problem(f"ONNX shape inference failed: {_first_line(exc)}", where,
-                    "onnx.checker.check_model(model, full_check=True) shows every problem")
+            Problem(
+                f"ONNX shape inference failed: {_first_line(exc)}",
+                where,
+                "onnx.checker.check_model(model, full_check=True) shows every problem",
+            )
         ) from None
     context = new_context()
     with warnings.catch_warnings():
@@ -346,8 +377,11 @@ def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:
             importer.import_all()
         except onnx_importer.OnnxImportError as exc:
             raise MlirpipeError(
-                Problem(f"the ONNX importer failed: {_first_line(exc)}", where,
-                        "onnx.checker.check_model(model, full_check=True) shows what is wrong")
+                Problem(
+                    f"the ONNX importer failed: {_first_line(exc)}",
+                    where,
+                    "onnx.checker.check_model(model, full_check=True) shows what is wrong",
+                )
             ) from None
         except UserWarning:
             raise MlirpipeError(
@@ -371,6 +405,9 @@ def _load_onnx(onnx_module: Any, path: str, where: Location) -> onnx.ModelProto:
         ) from None
     except Exception as exc:
         raise UsageError(
-            Problem(f"not an ONNX model: {_first_line(exc)}", where,
-                    "give a model saved with onnx.save (a serialized ModelProto)")
+            Problem(
+                f"not an ONNX model: {_first_line(exc)}",
+                where,
+                "give a model saved with onnx.save (a serialized ModelProto)",
+            )
         ) from None

@@ -41,10 +41,10 @@ def available_features() -> set[str]:
 def configure(config, source_root: str | os.PathLike, exec_root: str | os.PathLike,
               suffixes: tuple[str, ...] = DEFAULT_SUFFIXES) -> None:
     """Fill a lit TestingConfig; `lit.cfg.py` and the pytest plugin both call this."""
-    import lit.formats
+    from .format import MlirShTest
 
     config.name = "mlirpipe"
-    config.test_format = lit.formats.ShTest(execute_external=False)
+    config.test_format = MlirShTest()
     config.suffixes = list(suffixes)
     config.excludes = list(EXCLUDED_DIRS)
     config.test_source_root = str(source_root)

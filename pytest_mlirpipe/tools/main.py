@@ -30,47 +30,100 @@ def build_parser() -> ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    ls = sub.add_parser("list", help="every pipeline, its stages, their reasons and passes",
-                        description="List every pipeline with its stages, reasons and passes.")
+    ls = sub.add_parser(
+        "list",
+        help="every pipeline, its stages, their reasons and passes",
+        description="List every pipeline with its stages, reasons and passes.",
+    )
     add_pipeline_dir_option(ls)
     ls.set_defaults(body=_list)
 
-    st = sub.add_parser("stages", help="run a pipeline and print the IR after each stage",
-                        description="Run a pipeline on MLIR and print the IR after each stage "
-                        "(or, with --diff, what each stage changed).")
+    st = sub.add_parser(
+        "stages",
+        help="run a pipeline and print the IR after each stage",
+        description="Run a pipeline on MLIR and print the IR after each stage "
+        "(or, with --diff, what each stage changed).",
+    )
     st.add_argument("input", metavar="FILE", help="MLIR file to read, '-' for standard input")
-    st.add_argument("--pipeline", required=True, metavar="NAME",
-                    help="a pipeline from `mlirpipe list`")
-    st.add_argument("--diff", action="store_true",
-                    help="print a unified diff against the previous stage's IR instead of the IR")
+    st.add_argument(
+        "--pipeline", required=True, metavar="NAME", help="a pipeline from `mlirpipe list`"
+    )
+    st.add_argument(
+        "--diff",
+        action="store_true",
+        help="print a unified diff against the previous stage's IR instead of the IR",
+    )
     st.add_argument("--stop-after", metavar="STAGE", help="stop after this stage")
-    st.add_argument("--start-after", metavar="STAGE",
-                    help="take the input as the IR after this stage, run the stages after it")
+    st.add_argument(
+        "--start-after",
+        metavar="STAGE",
+        help="take the input as the IR after this stage, run the stages after it",
+    )
     add_pipeline_dir_option(st)
     st.set_defaults(body=_stages)
 
-    im = sub.add_parser("import", help="import a PyTorch or ONNX model to MLIR",
-                        description="Import a PyTorch model (FILE.py::Name, traced by "
-                        "torch.export with random inputs) or an ONNX model (FILE.onnx) to MLIR.")
+    im = sub.add_parser(
+        "import",
+        help="import a PyTorch or ONNX model to MLIR",
+        description="Import a PyTorch model (FILE.py::Name, traced by "
+        "torch.export with random inputs) or an ONNX model (FILE.onnx) to MLIR.",
+    )
     im.add_argument("model", metavar="MODEL", help="FILE.py::Name or FILE.onnx")
-    im.add_argument("--to", required=True, choices=[*IMPORT_TARGETS, "onnx"],
-                    help="torch: the torch dialect as imported (input of torch-to-linalg); "
-                    "linalg: linalg-on-tensors; tosa: TOSA; onnx: an ONNX model's torch.operator "
-                    "ops (input of onnx-linalg)")
-    im.add_argument("--inputs", metavar="SPEC",
-                    help="a PyTorch model's inputs, e.g. 2x3xf32,10xi64,f32 (element types: "
-                    "f32 f64 f16 bf16 i1 i8 i32 i64)")
+    im.add_argument(
+        "--to",
+        required=True,
+        choices=[*IMPORT_TARGETS, "onnx"],
+        help="torch: the torch dialect as imported (input of torch-to-linalg); "
+        "linalg: linalg-on-tensors; tosa: TOSA; onnx: an ONNX model's torch.operator "
+        "ops (input of onnx-linalg)",
+    )
+    im.add_argument(
+        "--inputs",
+        metavar="SPEC",
+        help="a PyTorch model's inputs, e.g. 2x3xf32,10xi64,f32 (element types: "
+        "f32 f64 f16 bf16 i1 i8 i32 i64)",
+    )
     im.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    im.add_argument("-o", dest="output", metavar="OUT",
-                    help="write the MLIR to OUT (default stdout)")
+    im.add_argument(
+        "-o", dest="output", metavar="OUT", help="write the MLIR to OUT (default stdout)"
+    )
     im.set_defaults(body=_import)
 
-    ps = sub.add_parser("passes", help="every pass name a pipeline may use",
-                        description="List every pass name a pipeline may use; the project's "
-                        "Python-defined passes are marked (python).")
+    ps = sub.add_parser(
+        "passes",
+        help="every pass name a pipeline may use",
+        description="List every pass name a pipeline may use; the project's "
+        "Python-defined passes are marked (python).",
+    )
     ps.add_argument("--grep", metavar="TEXT", help="only names containing TEXT")
     ps.set_defaults(body=_passes)
+
+    sc = sub.add_parser(
+        "showcase",
+        help="the seed examples lowered stage by stage, with their checks",
+        description="Lower each RUN/CHECK file under DIR through the pipeline its RUN lines "
+        "name, print a line per stage (time, ops per dialect), then run its checks with lit.",
+    )
+    sc.add_argument("paths", nargs="*", default=["test/pipelines"], metavar="DIR|FILE",
+                    help="files or directories of .mlir stage tests (default test/pipelines)")
+    sc.set_defaults(body=_showcase)
     return p
+
+
+def _showcase(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    from pathlib import Path
+
+    from ..errors import Problem, UsageError
+    from .showcase import showcase
+
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        raise UsageError(
+            [Problem(f"no such file or directory: {m}",
+                     hint="run from the repository root, or give the stage tests' folder")
+             for m in missing]
+        )
+    return 1 if showcase([Path(p) for p in args.paths], stdout) else 0
 
 
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -106,19 +159,28 @@ def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
 
     text, name = read_input(args.input, stdin)
     pipeline = load_catalog(args.pipelines_dir).get(args.pipeline)
-    run = run_stages(text, pipeline, source_name=name, start_after=args.start_after,
-                     stop_after=args.stop_after, capture=True)
+    run = run_stages(
+        text,
+        pipeline,
+        source_name=name,
+        start_after=args.start_after,
+        stop_after=args.stop_after,
+        capture=True,
+    )
     previous, previous_name = (_printed(text, name), "input") if args.diff else ("", "")
     total = len(pipeline.stages)
     for snap in run.snapshots:
         number = pipeline.stage_index(snap.stage) + 1
-        stdout.write(f"// ===== stage {number}/{total}: {snap.stage} ({snap.seconds:.4f} s) "
-                     "=====\n")
+        stdout.write(
+            f"// ===== stage {number}/{total}: {snap.stage} ({snap.seconds:.4f} s) =====\n"
+        )
         current = _ending_newline(snap.ir or "")
         if args.diff:
             diff = difflib.unified_diff(
-                previous.splitlines(keepends=True), current.splitlines(keepends=True),
-                fromfile=previous_name, tofile=f"after {snap.stage}",
+                previous.splitlines(keepends=True),
+                current.splitlines(keepends=True),
+                fromfile=previous_name,
+                tofile=f"after {snap.stage}",
             )
             stdout.write("".join(diff) or "// (no change)\n")
             previous, previous_name = current, f"after {snap.stage}"
@@ -145,27 +207,37 @@ def _import(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
     if source.endswith(".onnx"):
         if args.to != "onnx":
             raise UsageError(
-                Problem(f"an ONNX model imports only with --to onnx, not --to {args.to}",
-                        Location(source),
-                        "then lower it with `mlirpipe stages OUT --pipeline onnx-linalg`")
+                Problem(
+                    f"an ONNX model imports only with --to onnx, not --to {args.to}",
+                    Location(source),
+                    "then lower it with `mlirpipe stages OUT --pipeline onnx-linalg`",
+                )
             )
         if args.inputs is not None:
             raise UsageError(
-                Problem("--inputs is for a PyTorch model; an ONNX model declares its inputs",
-                        Location(source), "drop --inputs")
+                Problem(
+                    "--inputs is for a PyTorch model; an ONNX model declares its inputs",
+                    Location(source),
+                    "drop --inputs",
+                )
             )
         text = frontends.import_onnx(source)
     else:
         if args.to == "onnx":
             raise UsageError(
-                Problem("--to onnx needs an ONNX model file (MODEL.onnx)", Location(source),
-                        "a PyTorch model imports with --to torch, --to linalg or --to tosa")
+                Problem(
+                    "--to onnx needs an ONNX model file (MODEL.onnx)",
+                    Location(source),
+                    "a PyTorch model imports with --to torch, --to linalg or --to tosa",
+                )
             )
         if args.inputs is None:
             raise UsageError(
-                Problem("a PyTorch model needs --inputs, the shapes to trace it with",
-                        Location(source), "e.g. --inputs 2x3xf32,10xi64 (one item per argument "
-                        "of forward)")
+                Problem(
+                    "a PyTorch model needs --inputs, the shapes to trace it with",
+                    Location(source),
+                    "e.g. --inputs 2x3xf32,10xi64 (one item per argument of forward)",
+                )
             )
         specs = frontends.parse_input_spec(args.inputs)
         model = frontends.load_model(source)
@@ -184,8 +256,10 @@ def _passes(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
     shown = [n for n in names if args.grep is None or args.grep.lower() in n.lower()]
     if not shown:
         raise MlirpipeError(
-            Problem(f"no pass name contains '{args.grep}'",
-                    hint=did_you_mean(args.grep, names) or "run `mlirpipe passes` for them all")
+            Problem(
+                f"no pass name contains '{args.grep}'",
+                hint=did_you_mean(args.grep, names) or "run `mlirpipe passes` for them all",
+            )
         )
     for name in shown:
         stdout.write(f"{name} (python)  {own[name].description}\n" if name in own else name + "\n")
@@ -194,3 +268,7 @@ def _passes(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
 
 def main() -> None:
     console_main(run)
+
+
+if __name__ == "__main__":
+    main()

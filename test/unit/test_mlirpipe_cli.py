@@ -1,0 +1,294 @@
+"""The `mlirpipe` command, run in-process: list, stages, import and passes."""
+
+from __future__ import annotations
+
+import io
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_mlirpipe.tools.common import load_catalog
+from pytest_mlirpipe.tools.main import run
+
+ADD = """\
+func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>)
+                  outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+
+HEADER = re.compile(r"^// ===== stage (\d+)/(\d+): ([a-z0-9-]+) \(\d+\.\d+ s\) =====\n", re.M)
+
+
+def mlirpipe(*argv: str | Path, stdin: str = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = run([str(a) for a in argv], io.StringIO(stdin), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_without_a_command_it_asks_for_one():
+    status, _, err = mlirpipe()
+    assert status == 2
+    assert err == (
+        "mlirpipe: error: the following arguments are required: COMMAND\n"
+        "  hint: see `mlirpipe --help`\n"
+    )
+
+
+# --- list ------------------------------------------------------------------------------------
+
+
+def test_list_shows_each_pipeline_with_its_levels_file_and_stages():
+    status, out, err = mlirpipe("list")
+    assert (status, err) == (0, "")
+    assert "refbackend: linalg-on-tensors -> llvm\n" in out
+    assert re.search(r"\n  file: \S*pipelines/refbackend\.toml\n", out)
+    assert re.search(
+        r"\n    3\. finalizing-bufferize: function signatures become memrefs.*\n"
+        r"       passes: one-shot-bufferize\{copy-before-write bufferize-function-boundaries",
+        out,
+    )
+
+
+def test_list_shows_what_a_pipeline_extends(tmp_path):
+    (tmp_path / "child.toml").write_text(
+        textwrap.dedent("""\
+        [pipeline]
+        name = "refbackend-checked"
+        description = "refbackend, then no linalg may be left"
+        extends = "refbackend"
+
+        [[stage]]
+        name = "no-linalg-left"
+        reason = "everything became loops"
+        passes = ["canonicalize"]
+    """)
+    )
+    status, out, _ = mlirpipe("list", "--pipelines-dir", tmp_path)
+    assert status == 0
+    block = out.split("refbackend-checked: ", 1)[1].split("\n\n", 1)[0]
+    assert f"\n  file: {tmp_path / 'child.toml'}\n  extends: refbackend\n" in block
+    assert "no-linalg-left: everything became loops\n       passes: canonicalize" in block
+
+
+# --- stages ----------------------------------------------------------------------------------
+
+
+def test_stages_prints_a_header_and_the_ir_for_every_stage():
+    names = load_catalog([]).get("refbackend").stage_names()
+    status, out, err = mlirpipe("stages", "-", "--pipeline", "refbackend", stdin=ADD)
+    assert (status, err) == (0, "")
+    headers = HEADER.findall(out)
+    assert [h[2] for h in headers] == names
+    assert [h[:2] for h in headers] == [(str(i), str(len(names))) for i in range(1, len(names) + 1)]
+    assert "llvm.func @add(" in out.rsplit("=====\n", 1)[1]
+
+
+def test_stages_honours_start_after_and_stop_after():
+    total = len(load_catalog([]).get("refbackend").stages)
+    status, out, _ = mlirpipe(
+        "stages",
+        "-",
+        "--pipeline",
+        "refbackend",
+        "--start-after",
+        "generalize-tensor-pad",
+        "--stop-after",
+        "bufferize",
+        stdin=ADD,
+    )
+    assert status == 0
+    assert HEADER.findall(out) == [("2", str(total), "bufferize")]
+    assert "memref.alloc()" in out
+
+
+def test_stages_diff_shows_what_each_stage_changed():
+    status, out, _ = mlirpipe(
+        "stages",
+        "-",
+        "--pipeline",
+        "refbackend",
+        "--diff",
+        "--stop-after",
+        "finalizing-bufferize",
+        stdin=ADD,
+    )
+    assert status == 0
+    first, second, third = re.split(HEADER, out)[4::4]
+    assert first == "// (no change)\n"  # no tensor.pad: reformatting alone is not a change
+    assert second.startswith("--- after generalize-tensor-pad\n+++ after bufferize\n")
+    assert "\n-    %1 = linalg.add ins(%arg0, %arg1 : tensor<4xf32>" in second
+    assert "\n+    %0 = bufferization.to_buffer" in second
+    assert "\n+  func.func @add(%arg0: memref<4xf32>" in third
+
+
+def test_stages_diff_of_the_first_stage_is_against_the_input():
+    status, out, _ = mlirpipe(
+        "stages",
+        "-",
+        "--pipeline",
+        "refbackend",
+        "--diff",
+        "--stop-after",
+        "bufferize",
+        "--start-after",
+        "generalize-tensor-pad",
+        stdin=ADD,
+    )
+    assert status == 0
+    assert "--- input\n+++ after bufferize\n" in out
+
+
+def test_a_failing_stage_prints_the_stage_failure():
+    source = textwrap.dedent("""\
+        func.func @forward(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
+          %0 = torch.operator "torch.aten.i0"(%arg0)
+              : (!torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
+          return %0 : !torch.vtensor<[4],f32>
+        }
+    """)
+    status, out, err = mlirpipe("stages", "-", "--pipeline", "torch-to-linalg", stdin=source)
+    assert (status, out) == (1, "")
+    assert err.startswith("error: pipeline 'torch-to-linalg', stage 'torch-backend' failed: ")
+    assert "\n<stdin>:2:8: error: failed to legalize operation 'torch.operator'" in err
+
+
+# --- import ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_model(tmp_path: Path) -> Path:
+    pytest.importorskip("torch")
+    path = tmp_path / "tiny.py"
+    path.write_text(
+        textwrap.dedent("""\
+        import torch
+
+        class Tiny(torch.nn.Module):
+            def forward(self, x, n):
+                return x * 2 + n.sum()
+    """)
+    )
+    return path
+
+
+def test_import_of_a_pytorch_model_prints_func_forward(tiny_model):
+    status, out, err = mlirpipe(
+        "import", f"{tiny_model}::Tiny", "--inputs", "2x2xf32,3xi64", "--to", "torch"
+    )
+    assert (status, err) == (0, "")
+    assert (
+        "func.func @forward(%arg0: !torch.vtensor<[2,2],f32>, "
+        "%arg1: !torch.vtensor<[3],si64>)" in out
+    )
+
+
+def test_import_writes_to_the_output_file(tiny_model, tmp_path):
+    target = tmp_path / "tiny.mlir"
+    status, out, _ = mlirpipe(
+        "import", f"{tiny_model}::Tiny", "--inputs", "2x2xf32,3xi64", "--to", "linalg", "-o", target
+    )
+    assert (status, out) == (0, "")
+    text = target.read_text()
+    assert "func.func @forward(%arg0: tensor<2x2xf32>, %arg1: tensor<3xi64>)" in text
+    assert "linalg.generic" in text
+
+
+def test_import_of_an_onnx_model_prints_torch_operators(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["c"])],
+        "mm",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 4]),
+        ],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)],
+    )
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "mm.onnx"
+    )
+    status, out, err = mlirpipe("import", tmp_path / "mm.onnx", "--to", "onnx")
+    assert (status, err) == (0, "")
+    assert 'torch.operator "onnx.MatMul"' in out
+
+
+def test_an_onnx_model_with_a_pytorch_target_is_rejected():
+    status, _, err = mlirpipe("import", "mm.onnx", "--to", "linalg")
+    assert status == 2
+    assert err == (
+        "mlirpipe: mm.onnx: error: an ONNX model imports only with --to onnx, not --to linalg\n"
+        "  hint: then lower it with `mlirpipe stages OUT --pipeline onnx-linalg`\n"
+    )
+
+
+def test_an_onnx_model_rejects_inputs():
+    status, _, err = mlirpipe("import", "mm.onnx", "--to", "onnx", "--inputs", "2xf32")
+    assert status == 2
+    assert err == (
+        "mlirpipe: mm.onnx: error: --inputs is for a PyTorch model; an ONNX model declares "
+        "its inputs\n  hint: drop --inputs\n"
+    )
+
+
+def test_a_pytorch_model_with_the_onnx_target_is_rejected():
+    status, _, err = mlirpipe("import", "m.py::M", "--to", "onnx", "--inputs", "2xf32")
+    assert status == 2
+    assert err == (
+        "mlirpipe: m.py::M: error: --to onnx needs an ONNX model file (MODEL.onnx)\n"
+        "  hint: a PyTorch model imports with --to torch, --to linalg or --to tosa\n"
+    )
+
+
+def test_a_pytorch_model_needs_inputs():
+    status, _, err = mlirpipe("import", "m.py::M", "--to", "torch")
+    assert status == 2
+    assert err == (
+        "mlirpipe: m.py::M: error: a PyTorch model needs --inputs, the shapes to trace it with\n"
+        "  hint: e.g. --inputs 2x3xf32,10xi64 (one item per argument of forward)\n"
+    )
+
+
+def test_bad_inputs_are_rejected_before_the_model_is_loaded():
+    status, _, err = mlirpipe("import", "missing.py::M", "--to", "torch", "--inputs", "2xf99")
+    assert status == 2
+    assert err.startswith("mlirpipe: error: input spec '2xf99': unknown element type 'f99'")
+
+
+def test_an_unknown_target_is_rejected_with_the_choices():
+    status, _, err = mlirpipe("import", "m.py::M", "--to", "llvm")
+    assert status == 2
+    assert err.startswith("mlirpipe: error: argument --to: invalid choice: 'llvm'")
+    assert "onnx" in err
+
+
+# --- passes ----------------------------------------------------------------------------------
+
+
+def test_passes_lists_upstream_torch_mlir_and_python_passes():
+    status, out, err = mlirpipe("passes")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert "canonicalize" in lines
+    assert "refback-munge-calling-conventions" in lines
+    assert any(ln.startswith("mlirpipe-forbid-ops (python)  ") for ln in lines)
+
+
+def test_passes_grep_keeps_matching_names():
+    status, out, _ = mlirpipe("passes", "--grep", "MUNGE")
+    assert status == 0
+    assert out.splitlines() == ["refback-munge-calling-conventions", "refback-munge-memref-copy"]
+
+
+def test_passes_grep_without_a_match_is_an_error_with_close_matches():
+    status, out, err = mlirpipe("passes", "--grep", "canonicalise")
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "error: no pass name contains 'canonicalise'\n  hint: did you mean 'canonicalize'"
+    )
