@@ -39,8 +39,8 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=512, help="MLP hidden width (default 512)")
     args = ap.parse_args()
 
-    from pytest_mlirpipe.mlir_env import new_context, parse_module, passmanager
     from pytest_mlirpipe.lowering.stages import run_stages
+    from pytest_mlirpipe.mlir_env import new_context, parse_module, passmanager
     from pytest_mlirpipe.tools.common import load_catalog
 
     text = mlp_module(args.hidden)
@@ -80,16 +80,22 @@ def main() -> None:
             time.sleep(0.05)
 
     base = statistics.median(times["one pass-manager run"])
-    print(f"refbackend on an MLP (256 -> {args.hidden} -> {args.hidden} -> 10), "
-          f"{len(text) / 1e6:.1f} MB of input IR, {args.repeats} runs each")
+    print(
+        f"refbackend on an MLP (256 -> {args.hidden} -> {args.hidden} -> 10), "
+        f"{len(text) / 1e6:.1f} MB of input IR, {args.repeats} runs each"
+    )
     print(f"{'candidate':<24} {'median ms':>10} {'min ms':>8} {'max ms':>8} {'ratio':>6}")
     for name, ts in times.items():
         med = statistics.median(ts)
-        print(f"{name:<24} {med * 1e3:>10.1f} {min(ts) * 1e3:>8.1f} {max(ts) * 1e3:>8.1f} "
-              f"{med / base:>6.2f}")
+        print(
+            f"{name:<24} {med * 1e3:>10.1f} {min(ts) * 1e3:>8.1f} {max(ts) * 1e3:>8.1f} "
+            f"{med / base:>6.2f}"
+        )
     ratio = statistics.median(times["stages + snapshots"]) / base
-    print(f"goal: stages + snapshots <= 1.30x one run -> {'met' if ratio <= 1.3 else 'NOT met'} "
-          f"({ratio:.2f}x)")
+    print(
+        f"goal: stages + snapshots <= 1.30x one run -> {'met' if ratio <= 1.3 else 'NOT met'} "
+        f"({ratio:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -87,7 +87,12 @@ class StageFailure(MlirpipeError):
 
     def with_repro(self, repro: str) -> StageFailure:
         return StageFailure(
-            self.pipeline, self.stage, self.passes, self.diagnostics, self.reason, repro,
+            self.pipeline,
+            self.stage,
+            self.passes,
+            self.diagnostics,
+            self.reason,
+            repro,
             self.stage_input,
         )
 

@@ -11,6 +11,7 @@ import pytest
 from .filetests.format import is_test_file
 from .filetests.lit_runner import FileVerdict, LitSession
 
+
 @dataclass
 class MlirSession:
     """Per-run settings and the lit session, kept in `config.stash`."""
@@ -47,7 +48,7 @@ class MlirSession:
 
 
 class MlirFile(pytest.File):
-    def collect(self):  # noqa: ANN201
+    def collect(self):
         yield MlirItem.from_parent(self, name=self.path.name)
 
 
@@ -73,7 +74,7 @@ class MlirItem(pytest.Item):
             pytest.xfail("XFAIL: failed as the file's XFAIL line expects")
         raise FileTestFailure(verdict)
 
-    def repr_failure(self, excinfo, style=None):  # noqa: ANN001, ANN201
+    def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, FileTestFailure):
             v = excinfo.value.verdict
             head = {
@@ -84,7 +85,7 @@ class MlirItem(pytest.Item):
             return f"{self.path}: {head}\n{v.output}"
         return super().repr_failure(excinfo, style=style)
 
-    def reportinfo(self):  # noqa: ANN201
+    def reportinfo(self):
         return self.path, 0, f"mlir: {self.name}"
 
 

@@ -53,7 +53,10 @@ def to_diagnostic(info: object, source_name: str | None = None) -> Diagnostic:
     severity = str(info.severity).rsplit(".", 1)[-1].lower()  # type: ignore[attr-defined]
     notes = tuple(to_diagnostic(n, source_name) for n in getattr(info, "notes", ()))
     return Diagnostic(
-        severity, str(info.message).strip(), location_of(info.location, source_name), notes  # type: ignore[attr-defined]
+        severity,
+        str(info.message).strip(),
+        location_of(info.location, source_name),
+        notes,  # type: ignore[attr-defined]
     )
 
 
@@ -93,7 +96,7 @@ def _cache_dir() -> Path:
     return Path(base) / "pytest-mlirpipe"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def is_registered_pass(name: str) -> bool:
     """Whether `name` is a pass or pass pipeline the bindings know (upstream or torch-mlir)."""
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,7 @@ class Location:
         return self.path
 
 
-class IRLevel(str, Enum):
+class IRLevel(StrEnum):
     """The abstraction level a pipeline takes or produces."""
 
     TORCH = "torch"

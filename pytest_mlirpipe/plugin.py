@@ -28,10 +28,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="comma-separated suffixes of RUN/CHECK files to collect "
         f"(default {','.join(DEFAULT_SUFFIXES)}; ini: mlirpipe_suffixes)",
     )
-    parser.addini("mlirpipe_pipelines", "extra directories of pipelines/*.toml", type="paths",
-                  default=[])
-    parser.addini("mlirpipe_suffixes", "suffixes of RUN/CHECK files to collect", type="args",
-                  default=list(DEFAULT_SUFFIXES))
+    parser.addini(
+        "mlirpipe_pipelines", "extra directories of pipelines/*.toml", type="paths", default=[]
+    )
+    parser.addini(
+        "mlirpipe_suffixes",
+        "suffixes of RUN/CHECK files to collect",
+        type="args",
+        default=list(DEFAULT_SUFFIXES),
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -38,8 +38,12 @@ def available_features() -> set[str]:
     return features
 
 
-def configure(config, source_root: str | os.PathLike, exec_root: str | os.PathLike,
-              suffixes: tuple[str, ...] = DEFAULT_SUFFIXES) -> None:
+def configure(
+    config,
+    source_root: str | os.PathLike,
+    exec_root: str | os.PathLike,
+    suffixes: tuple[str, ...] = DEFAULT_SUFFIXES,
+) -> None:
     """Fill a lit TestingConfig; `lit.cfg.py` and the pytest plugin both call this."""
     from .format import MlirShTest
 

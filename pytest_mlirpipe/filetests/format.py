@@ -24,7 +24,7 @@ class MlirShTest(lit.formats.ShTest):
     def __init__(self) -> None:
         super().__init__(execute_external=False)
 
-    def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):  # noqa: N802, ANN001, ANN201
+    def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
         for test in super().getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig):
             if is_test_file(Path(test.getSourcePath())):
                 yield test

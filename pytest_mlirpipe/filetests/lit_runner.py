@@ -45,7 +45,7 @@ class LitSession:
         self._cache: dict = {}
         self._lock = threading.Lock()
 
-    def make_test(self, path: Path):  # noqa: ANN201 - lit.Test.Test
+    def make_test(self, path: Path):
         """lit's Test for `path`: the suite of the nearest lit.cfg.py, else our default config."""
         import lit.discovery
         import lit.Test
@@ -56,13 +56,15 @@ class LitSession:
             if suite is None:
                 config = lit.TestingConfig.TestingConfig.fromdefaults(self.lit_config)
                 configure(config, source_root=path.parent, exec_root=self.exec_root)
-                suite = lit.Test.TestSuite("mlirpipe", str(path.parent), str(self.exec_root),
-                                           config)
+                suite = lit.Test.TestSuite(
+                    "mlirpipe", str(path.parent), str(self.exec_root), config
+                )
                 in_suite = (path.name,)
                 local = config
             else:
-                local = lit.discovery.getLocalConfig(suite, in_suite[:-1], self.lit_config,
-                                                     self._cache)
+                local = lit.discovery.getLocalConfig(
+                    suite, in_suite[:-1], self.lit_config, self._cache
+                )
         return lit.Test.Test(suite, in_suite, local)
 
     def run(self, path: Path) -> FileVerdict:
@@ -74,7 +76,9 @@ class LitSession:
         test = self.make_test(path)
         start = time.perf_counter()
         if test.config.unsupported:
-            result = lit.Test.Result(lit.Test.UNSUPPORTED, "the suite's config marks it unsupported")
+            result = lit.Test.Result(
+                lit.Test.UNSUPPORTED, "the suite's config marks it unsupported"
+            )
         else:
             with warnings.catch_warnings():
                 # lit's internal shell leaves pipe files to the garbage collector.

@@ -104,7 +104,7 @@ def _read_file(path: Path) -> tuple[_RawPipeline | None, list[Problem]]:
             Problem(
                 "a pipeline file needs a [pipeline] table",
                 Location(str(path), 1),
-                "start the file with [pipeline] and name = \"...\"",
+                'start the file with [pipeline] and name = "..."',
             )
         ]
     head_line = (loc.table_lines("[pipeline]") or [1])[0]
@@ -124,7 +124,8 @@ def _read_file(path: Path) -> tuple[_RawPipeline | None, list[Problem]]:
                 Problem(
                     f"unknown key '{key}' in [pipeline]",
                     loc.key(key, head_line),
-                    did_you_mean(key, _PIPELINE_KEYS) or f"known keys: {', '.join(sorted(_PIPELINE_KEYS))}",
+                    did_you_mean(key, _PIPELINE_KEYS)
+                    or f"known keys: {', '.join(sorted(_PIPELINE_KEYS))}",
                 )
             )
     raw_stages = data.get("stage", [])
@@ -153,7 +154,8 @@ def _check_stage(
                 Problem(
                     f"unknown key '{key}' in [[stage]]",
                     loc.key(key, start, end),
-                    did_you_mean(key, _STAGE_KEYS) or f"known keys: {', '.join(sorted(_STAGE_KEYS))}",
+                    did_you_mean(key, _STAGE_KEYS)
+                    or f"known keys: {', '.join(sorted(_STAGE_KEYS))}",
                 )
             )
     name = data.get("name")
@@ -184,8 +186,10 @@ def _check_stage(
     passes = data.get("passes")
     if isinstance(passes, str):
         passes = [passes]
-    if not passes or not isinstance(passes, list) or not all(
-        isinstance(p, str) and p.strip() for p in passes
+    if (
+        not passes
+        or not isinstance(passes, list)
+        or not all(isinstance(p, str) and p.strip() for p in passes)
     ):
         problems.append(
             Problem(
@@ -554,9 +558,12 @@ def _all_passes(fragment: str) -> list[str]:
     return out
 
 
-def check_pipeline_text(text: str, pass_exists: Callable[[str], bool],
-                        known_passes: Callable[[], Iterable[str]],
-                        where: Location | None = None) -> None:
+def check_pipeline_text(
+    text: str,
+    pass_exists: Callable[[str], bool],
+    known_passes: Callable[[], Iterable[str]],
+    where: Location | None = None,
+) -> None:
     """Validate a `--pass-pipeline` string: syntax, then every unknown pass name at once."""
     try:
         elements = parse_pipeline(text)

@@ -101,8 +101,12 @@ def build_pass_manager(elements: Sequence[Element], context: ir.Context) -> pass
                         hint=f"its options: {', '.join(py.options) or '(none)'}",
                     )
                 )
-            pm.add(py.factory(options), name=py.argument, argument=py.argument,
-                   description=py.description)
+            pm.add(
+                py.factory(options),
+                name=py.argument,
+                argument=py.argument,
+                description=py.description,
+            )
         if pending:
             pm.add(",".join(pending))
         return pm
@@ -116,8 +120,11 @@ def _flat_passes(elements: Sequence[Element]) -> list[Element]:
             text = p.text
             for anchor in reversed(anchors):
                 text = f"{anchor}({text})"
-            out.append(Element(p.name, p.options, None, p.offset, text) if not anchors
-                       else parse_pipeline(text)[0])
+            out.append(
+                Element(p.name, p.options, None, p.offset, text)
+                if not anchors
+                else parse_pipeline(text)[0]
+            )
     return out
 
 
@@ -185,8 +192,11 @@ def run_stages(
             seconds = time.perf_counter() - t0
             handler.detach()
         # A clone is cheap (resources are shared); printing it waits until someone reads it.
-        text = LazyText(render=functools.partial(print_ir, module.operation.clone())) if capture \
+        text = (
+            LazyText(render=functools.partial(print_ir, module.operation.clone()))
+            if capture
             else LazyText()
+        )
         snapshots.append(Snapshot(stage.name, stage.passes, seconds, tuple(collected), text))
     return StageRun(tuple(snapshots), module, ctx)
 
@@ -206,15 +216,14 @@ def run_pass_pipeline(
     pipe = Pipeline(
         "--pass-pipeline", "", IRLevel.LINALG_ON_TENSORS, IRLevel.LLVM, (stage,), stage.location
     )
-    run = run_stages(source, pipe, source_name=source_name, capture=False,
-                     verify_each=verify_each)
+    run = run_stages(source, pipe, source_name=source_name, capture=False, verify_each=verify_each)
     return run
 
 
 def _collector(out: list[Diagnostic], source_name: str):
     from ..mlir_env import to_diagnostic
 
-    def handle(diag) -> bool:  # noqa: ANN001
+    def handle(diag) -> bool:
         d = to_diagnostic(diag, source_name)
         if d.severity == "error":
             return False  # left for the MLIRError of the failing run
@@ -224,14 +233,12 @@ def _collector(out: list[Diagnostic], source_name: str):
     return handle
 
 
-def _find_failing_pass(
-    before: str, elements: Sequence[Element], source_name: str
-) -> str | None:
+def _find_failing_pass(before: str, elements: Sequence[Element], source_name: str) -> str | None:
     """Re-run the stage pass by pass from its input to name the pass that fails."""
     ctx = new_context()
     try:
         module = parse_module(before, source_name, ctx)
-    except Exception:  # noqa: BLE001 - only a diagnosis aid
+    except Exception:
         return None
     with ctx:
         ctx.attach_diagnostic_handler(lambda d: True)
@@ -240,7 +247,7 @@ def _find_failing_pass(
                 build_pass_manager([el], ctx).run(module.operation)
             except ir.MLIRError:
                 return _pass_name(el)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 return None
     return None
 
@@ -272,7 +279,7 @@ def _input_of(
             stop_after=stages[index - 1].name,
             capture=False,
         )
-    except Exception:  # noqa: BLE001 - only a repro aid; the real failure is reported
+    except Exception:
         return None
     return prefix.final_ir
 

@@ -50,7 +50,7 @@ def pipeline_dirs(cli_dirs: Sequence[str]) -> list[str]:
     return [*cli_dirs, *env]
 
 
-def load_catalog(extra_dirs: Sequence[str]):  # noqa: ANN201 - PipelineCatalog
+def load_catalog(extra_dirs: Sequence[str]):
     from .. import mlir_env
     from ..lowering.spec import load_catalog as _load
 
@@ -61,7 +61,7 @@ def load_catalog(extra_dirs: Sequence[str]):  # noqa: ANN201 - PipelineCatalog
     )
 
 
-def _is_known_pass(name: str, mlir_env) -> bool:  # noqa: ANN001
+def _is_known_pass(name: str, mlir_env) -> bool:
     from ..lowering import passes
 
     return passes.get(name) is not None or mlir_env.is_registered_pass(name)
@@ -76,8 +76,11 @@ def read_input(path: str, stdin: TextIO) -> tuple[str, str]:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise UsageError(
-            Problem(f"cannot read input file: {exc.strerror}", Location(path),
-                    "check the path, or pass '-' to read standard input")
+            Problem(
+                f"cannot read input file: {exc.strerror}",
+                Location(path),
+                "check the path, or pass '-' to read standard input",
+            )
         ) from None
     try:
         return raw.decode("utf-8"), path
@@ -107,7 +110,11 @@ def write_output(path: str | None, text: str, stdout: TextIO) -> None:
 
 
 def run_tool(
-    body, parser: ArgumentParser, argv: Sequence[str], stdin: TextIO, stdout: TextIO,  # noqa: ANN001
+    body,
+    parser: ArgumentParser,
+    argv: Sequence[str],
+    stdin: TextIO,
+    stdout: TextIO,
     stderr: TextIO,
 ) -> int:
     """Parse `argv` and run `body(args, stdin, stdout, stderr)`; our errors become messages."""
@@ -125,5 +132,5 @@ def run_tool(
         return 1
 
 
-def console_main(run) -> NoReturn:  # noqa: ANN001
+def console_main(run) -> NoReturn:
     sys.exit(run(sys.argv[1:], sys.stdin, sys.stdout, sys.stderr))

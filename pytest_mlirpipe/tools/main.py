@@ -104,8 +104,13 @@ def build_parser() -> ArgumentParser:
         description="Lower each RUN/CHECK file under DIR through the pipeline its RUN lines "
         "name, print a line per stage (time, ops per dialect), then run its checks with lit.",
     )
-    sc.add_argument("paths", nargs="*", default=["test/pipelines"], metavar="DIR|FILE",
-                    help="files or directories of .mlir stage tests (default test/pipelines)")
+    sc.add_argument(
+        "paths",
+        nargs="*",
+        default=["test/pipelines"],
+        metavar="DIR|FILE",
+        help="files or directories of .mlir stage tests (default test/pipelines)",
+    )
     sc.set_defaults(body=_showcase)
     return p
 
@@ -119,9 +124,13 @@ def _showcase(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: T
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise UsageError(
-            [Problem(f"no such file or directory: {m}",
-                     hint="run from the repository root, or give the stage tests' folder")
-             for m in missing]
+            [
+                Problem(
+                    f"no such file or directory: {m}",
+                    hint="run from the repository root, or give the stage tests' folder",
+                )
+                for m in missing
+            ]
         )
     return 1 if showcase([Path(p) for p in args.paths], stdout) else 0
 

@@ -34,25 +34,50 @@ def build_parser() -> ArgumentParser:
         epilog="Diagnostics use mlir-opt's form, file:line:col: error: message. Exit status: "
         "0 success, 1 the input or a pass failed, 2 bad arguments.",
     )
-    p.add_argument("input", nargs="?", default="-", metavar="FILE",
-                   help="MLIR file to read, '-' for standard input (default)")
+    p.add_argument(
+        "input",
+        nargs="?",
+        default="-",
+        metavar="FILE",
+        help="MLIR file to read, '-' for standard input (default)",
+    )
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--pipeline", metavar="NAME", help="a pipeline from pipelines/*.toml")
-    what.add_argument("--pass-pipeline", metavar="TEXT",
-                      help="an MLIR textual pass pipeline, e.g. 'builtin.module(canonicalize)'")
+    what.add_argument(
+        "--pass-pipeline",
+        metavar="TEXT",
+        help="an MLIR textual pass pipeline, e.g. 'builtin.module(canonicalize)'",
+    )
     p.add_argument("--stop-after", metavar="STAGE", help="stop after this stage of --pipeline")
-    p.add_argument("--start-after", metavar="STAGE",
-                   help="take the input as the IR after this stage, run the stages after it")
-    p.add_argument("--print-after", action="append", default=[], metavar="STAGE|all",
-                   help="print the IR after STAGE (or every stage) to stderr (repeatable)")
-    p.add_argument("--split-input-file", action="store_true",
-                   help="split the input at '// -----' lines and process each chunk on its own")
-    p.add_argument("-o", dest="output", metavar="OUT", help="write the result to OUT (default stdout)")
-    p.add_argument("--no-verify-each", action="store_true",
-                   help="do not run the verifier after each pass")
-    p.add_argument("--repro-dir", metavar="DIR",
-                   help="where a failing stage's input IR is written (default: next to -o, "
-                   "else a new temporary directory)")
+    p.add_argument(
+        "--start-after",
+        metavar="STAGE",
+        help="take the input as the IR after this stage, run the stages after it",
+    )
+    p.add_argument(
+        "--print-after",
+        action="append",
+        default=[],
+        metavar="STAGE|all",
+        help="print the IR after STAGE (or every stage) to stderr (repeatable)",
+    )
+    p.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help="split the input at '// -----' lines and process each chunk on its own",
+    )
+    p.add_argument(
+        "-o", dest="output", metavar="OUT", help="write the result to OUT (default stdout)"
+    )
+    p.add_argument(
+        "--no-verify-each", action="store_true", help="do not run the verifier after each pass"
+    )
+    p.add_argument(
+        "--repro-dir",
+        metavar="DIR",
+        help="where a failing stage's input IR is written (default: next to -o, "
+        "else a new temporary directory)",
+    )
     add_pipeline_dir_option(p)
     return p
 
@@ -62,14 +87,16 @@ def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> i
     return run_tool(_main, build_parser(), argv, stdin, stdout, stderr)
 
 
-def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:  # noqa: ANN001
+def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     from ..errors import Problem, UsageError
 
     if args.pass_pipeline and (args.stop_after or args.start_after or args.print_after):
         raise UsageError(
-            Problem("--stop-after, --start-after and --print-after need --pipeline, "
-                    "not --pass-pipeline",
-                    hint="name the stages of a pipeline from `mlirpipe list`")
+            Problem(
+                "--stop-after, --start-after and --print-after need --pipeline, "
+                "not --pass-pipeline",
+                hint="name the stages of a pipeline from `mlirpipe list`",
+            )
         )
     text, name = read_input(args.input, stdin)
     pipeline = None
@@ -82,9 +109,11 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:  # noqa: 
 
             raise UsageError(
                 [
-                    Problem(f"--print-after: pipeline '{pipeline.name}' has no stage '{u}'",
-                            hint=did_you_mean(u, pipeline.stage_names())
-                            or f"its stages: {', '.join(pipeline.stage_names())}")
+                    Problem(
+                        f"--print-after: pipeline '{pipeline.name}' has no stage '{u}'",
+                        hint=did_you_mean(u, pipeline.stage_names())
+                        or f"its stages: {', '.join(pipeline.stage_names())}",
+                    )
                     for u in unknown
                 ]
             )
@@ -93,8 +122,9 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:  # noqa: 
         from ..lowering.spec import check_pipeline_text
         from .common import _is_known_pass
 
-        check_pipeline_text(args.pass_pipeline, lambda n: _is_known_pass(n, mlir_env),
-                            mlir_env.known_pass_names)
+        check_pipeline_text(
+            args.pass_pipeline, lambda n: _is_known_pass(n, mlir_env), mlir_env.known_pass_names
+        )
     chunks = _split(text) if args.split_input_file else [text]
     outputs: list[str] = []
     status = 0
@@ -127,12 +157,13 @@ def _split(text: str) -> list[str]:
     return chunks
 
 
-def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO) -> str:  # noqa: ANN001
+def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO) -> str:
     from ..lowering.stages import run_pass_pipeline, run_stages
 
     if pipeline is None:
-        return run_pass_pipeline(chunk, args.pass_pipeline, source_name=name,
-                                 verify_each=not args.no_verify_each).final_ir
+        return run_pass_pipeline(
+            chunk, args.pass_pipeline, source_name=name, verify_each=not args.no_verify_each
+        ).final_ir
     want_all = "all" in args.print_after
     capture = want_all or bool(args.print_after)
     run = run_stages(
@@ -146,14 +177,16 @@ def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO) -> str:  #
     )
     for snap in run.snapshots:
         if want_all or snap.stage in args.print_after:
-            stderr.write(f"// -----// IR Dump After stage '{snap.stage}' "
-                         f"({','.join(snap.passes)}) //----- //\n{snap.ir}\n")
+            stderr.write(
+                f"// -----// IR Dump After stage '{snap.stage}' "
+                f"({','.join(snap.passes)}) //----- //\n{snap.ir}\n"
+            )
     if capture and run.snapshots:
         return run.snapshots[-1].ir or run.final_ir
     return run.final_ir
 
 
-def _write_repro(exc: StageFailure, name: str, args, chunk: int | None = None) -> str:  # noqa: ANN001
+def _write_repro(exc: StageFailure, name: str, args, chunk: int | None = None) -> str:
     """Write the failing stage's input IR to a file; return the command that re-runs the stage.
 
     `chunk` (1-based, with --split-input-file) keeps the repro files of two chunks apart."""
@@ -194,7 +227,7 @@ def _write_repro(exc: StageFailure, name: str, args, chunk: int | None = None) -
     return shlex.join(cmd)
 
 
-def _stage_before(exc: StageFailure, args) -> str | None:  # noqa: ANN001
+def _stage_before(exc: StageFailure, args) -> str | None:
     pipeline = load_catalog(args.pipelines_dir).get(exc.pipeline)
     i = pipeline.stage_index(exc.stage)
     return pipeline.stages[i - 1].name if i > 0 else None

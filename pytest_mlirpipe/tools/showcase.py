@@ -30,24 +30,40 @@ def showcase(paths: list[Path], stdout: TextIO) -> int:
     catalog = load_catalog([])
     session = LitSession(Path("build") / "showcase")
     failed = 0
-    files = sorted(p for root in paths for p in ([root] if root.is_file() else root.rglob("*.mlir")))
+    files = sorted(
+        p for root in paths for p in ([root] if root.is_file() else root.rglob("*.mlir"))
+    )
     for path in files:
         text = path.read_text()
         m = _RUN_PIPELINE.search(text)
         if not m or m.group(1) not in catalog:
             continue
         pipeline = catalog.get(m.group(1))
-        title = next((ln[3:].strip() for ln in text.splitlines() if ln.startswith("// ")
-                      and "RUN:" not in ln), "")
-        stdout.write(f"\n== {path}  [{pipeline.name}: {pipeline.input.value} -> "
-                     f"{pipeline.output.value}]\n   {title}\n")
+        title = next(
+            (
+                ln[3:].strip()
+                for ln in text.splitlines()
+                if ln.startswith("// ") and "RUN:" not in ln
+            ),
+            "",
+        )
+        stdout.write(
+            f"\n== {path}  [{pipeline.name}: {pipeline.input.value} -> "
+            f"{pipeline.output.value}]\n   {title}\n"
+        )
         start_after = re.search(r"--start-after\s+([\w-]+)", text)
-        run = run_stages(text, pipeline, source_name=str(path),
-                         start_after=start_after.group(1) if start_after else None)
+        run = run_stages(
+            text,
+            pipeline,
+            source_name=str(path),
+            start_after=start_after.group(1) if start_after else None,
+        )
         stdout.write(f"   {'stage':<26}{'ms':>7}   ops by dialect after the stage\n")
         for snap in run.snapshots:
-            stdout.write(f"   {snap.stage:<26}{snap.seconds * 1e3:>7.1f}   "
-                         f"{_summary(dialect_counts(snap.ir or ''))}\n")
+            stdout.write(
+                f"   {snap.stage:<26}{snap.seconds * 1e3:>7.1f}   "
+                f"{_summary(dialect_counts(snap.ir or ''))}\n"
+            )
         verdict = session.run(path)
         runs = text.count("RUN:")
         ok = not verdict.is_failure

@@ -15,7 +15,7 @@ from . import PassBody, register
 def forbid_ops(options: dict[str, str]) -> PassBody:
     patterns = [p.strip() for p in options.get("ops", "").split(",") if p.strip()]
 
-    def run(op, pass_) -> None:  # noqa: ANN001  (MLIR binding objects)
+    def run(op, pass_) -> None:
         from ...mlir_env import ir
 
         found = []
@@ -33,7 +33,7 @@ def forbid_ops(options: dict[str, str]) -> PassBody:
                 parent = parent.parent
             return False
 
-        def visit(inner):  # noqa: ANN001
+        def visit(inner):
             if matches(inner) and not inside_match(inner):
                 found.append(inner)
             return ir.WalkResult.ADVANCE

@@ -1,0 +1,543 @@
+"""`mlirpipe-opt` run in-process: flags, output, exit status and failure reports with repros."""
+
+from __future__ import annotations
+
+import io
+import shlex
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pytest_mlirpipe.tools import opt
+from pytest_mlirpipe.tools.common import PIPELINES_PATH_ENV
+
+BUFFERIZE_PASSES = (
+    "func.func(tm-tensor-bufferize),"
+    "one-shot-bufferize{copy-before-write unknown-type-conversion=identity-layout-map}"
+)
+
+# A pipeline whose inserted stage fails on the matmul: linalg is still there after bufferize.
+STRICT_PIPELINE = """
+[pipeline]
+name = "rb-strict"
+extends = "refbackend"
+
+[[stage]]
+name = "no-linalg"
+after = "bufferize"
+reason = "linalg must be gone"
+passes = ["convert-func-to-llvm", "mlirpipe-forbid-ops{ops=linalg.*}"]
+"""
+
+
+def run_opt(*argv: str | Path, stdin: str = "") -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `mlirpipe-opt argv`."""
+    out, err = io.StringIO(), io.StringIO()
+    status = opt.run([str(a) for a in argv], io.StringIO(stdin), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No pipeline path from the environment; default repro directories land in tmp_path."""
+    monkeypatch.delenv(PIPELINES_PATH_ENV, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def mm(write_file, mm_linalg) -> Path:
+    return write_file("mm.mlir", mm_linalg)
+
+
+@pytest.fixture
+def strict_dir(write_file) -> Path:
+    return write_file("pipes/strict.toml", STRICT_PIPELINE).parent
+
+
+# --- running ----------------------------------------------------------------------------------
+
+
+def test_pipeline_lowers_the_input_and_prints_the_module(mm):
+    status, out, err = run_opt(mm, "--pipeline", "refbackend")
+
+    assert (status, err) == (0, "")
+    assert out.startswith("module {\n")
+    assert "llvm.func @forward(" in out
+    assert "linalg." not in out
+
+
+def test_stop_after_prints_the_ir_after_that_stage(mm):
+    status, out, err = run_opt(mm, "--pipeline", "refbackend", "--stop-after", "bufferize")
+
+    assert (status, err) == (0, "")
+    assert "bufferization.to_tensor" in out
+    assert "llvm." not in out
+
+
+def test_start_after_takes_the_input_as_the_ir_after_that_stage(mm, write_file):
+    _, middle, _ = run_opt(mm, "--pipeline", "refbackend", "--stop-after", "finalizing-bufferize")
+    rest = write_file("rest.mlir", middle)
+
+    status, out, err = run_opt(
+        rest, "--pipeline", "refbackend", "--start-after", "finalizing-bufferize"
+    )
+
+    assert (status, err) == (0, "")
+    assert out == run_opt(mm, "--pipeline", "refbackend")[1]
+
+
+def test_print_after_dumps_that_stage_to_stderr_under_a_header(mm):
+    status, out, err = run_opt(
+        mm,
+        "--pipeline",
+        "refbackend",
+        "--print-after",
+        "bufferize",
+        "--stop-after",
+        "finalizing-bufferize",
+    )
+
+    assert status == 0
+    header = f"// -----// IR Dump After stage 'bufferize' ({BUFFERIZE_PASSES}) //----- //\n"
+    assert err.startswith(header + "module {\n")
+    assert err.count("// -----// IR Dump After") == 1
+    assert "bufferization.to_tensor" in err
+    assert "bufferization.to_tensor" not in out
+
+
+def test_print_after_all_dumps_every_stage_in_order(mm, refbackend):
+    status, out, err = run_opt(mm, "--pipeline", "refbackend", "--print-after", "all")
+
+    assert status == 0
+    dumped = [ln.split("'")[1] for ln in err.splitlines() if ln.startswith("// -----// IR Dump")]
+    assert dumped == refbackend.stage_names()
+    assert err.endswith(out + "\n")
+
+
+def test_output_goes_to_the_file_given_by_dash_o(mm, tmp_path):
+    target = tmp_path / "out" / "mm.ll.mlir"
+    target.parent.mkdir()
+
+    status, out, err = run_opt(mm, "--pipeline", "refbackend", "-o", target)
+
+    assert (status, out, err) == (0, "", "")
+    assert target.read_text().startswith("module {\n  llvm.func")
+
+
+def test_dash_reads_standard_input(mm_linalg):
+    status, out, err = run_opt(
+        "-", "--pipeline", "refbackend", "--stop-after", "bufferize", stdin=mm_linalg
+    )
+
+    assert (status, err) == (0, "")
+    assert "bufferization.to_tensor" in out
+
+
+def test_diagnostics_of_standard_input_are_located_in_stdin():
+    status, out, err = run_opt("--pass-pipeline", "cse", stdin="func.func @f(\n")
+
+    assert (status, out) == (1, "")
+    assert err.startswith("<stdin>:1:14: error: cannot parse MLIR: expected non-function type\n")
+
+
+def test_pass_pipeline_runs_with_or_without_the_builtin_module_wrapper(mm):
+    wrapped = run_opt(
+        mm, "--pass-pipeline", "builtin.module(func.func(linalg-generalize-named-ops))"
+    )
+    bare = run_opt(mm, "--pass-pipeline", "func.func(linalg-generalize-named-ops)")
+
+    assert wrapped == bare
+    status, out, err = bare
+    assert (status, err) == (0, "")
+    assert "linalg.generic" in out
+    assert "linalg.matmul" not in out
+
+
+def test_split_input_file_keeps_real_line_numbers_and_prints_the_other_chunks(
+    write_file, unlowerable_tosa
+):
+    ok = "func.func @ok{n}(%a: i32) -> i32 {{\n  return %a : i32\n}}\n"
+    path = write_file(
+        "split.mlir",
+        ok.format(n=1)
+        + "// -----\n\n"
+        + unlowerable_tosa
+        + "// -----   \n"
+        + ok.format(n=2)
+        + "// -----\n"
+        + "func.func @(\n",
+    )
+
+    status, out, err = run_opt(
+        path, "--split-input-file", "--pass-pipeline", "func.func(tosa-to-linalg)"
+    )
+
+    assert status == 1
+    assert out.count("// -----\n") == 1
+    first, second = out.split("// -----\n")
+    assert "func.func @ok1" in first and "func.func @ok2" in second
+    # tosa.custom is on line 7 of the file (line 2 of its chunk, after a blank line).
+    assert f"\n{path}:7:8: error: failed to legalize operation 'tosa.custom'" in err
+    # The last chunk starts on line 15.
+    assert f"\n{path}:15:12: error: cannot parse MLIR: @ identifier expected to start with " in err
+    assert err.startswith(
+        "error: pipeline '--pass-pipeline', stage 'pass-pipeline' failed: "
+        "pass 'tosa-to-linalg' failed\n"
+    )
+
+
+# --- argument and input errors ----------------------------------------------------------------
+
+
+def test_help_prints_the_usage_and_exits_zero():
+    status, out, err = run_opt("--help")
+
+    assert (status, err) == (0, "")
+    assert out.startswith("usage: mlirpipe-opt [-h] (--pipeline NAME | --pass-pipeline TEXT)")
+    for flag in (
+        "--stop-after STAGE",
+        "--start-after STAGE",
+        "--print-after STAGE|all",
+        "--split-input-file",
+        "-o OUT",
+        "--repro-dir DIR",
+        "--pipelines-dir DIR",
+    ):
+        assert flag in out
+    assert "Exit status: 0 success, 1 the input or a pass failed, 2 bad arguments." in " ".join(
+        out.split()
+    )
+
+
+def test_pipeline_or_pass_pipeline_is_required(mm):
+    assert run_opt(mm) == (
+        2,
+        "",
+        (
+            "mlirpipe-opt: error: one of the arguments --pipeline --pass-pipeline is required\n"
+            "  hint: see `mlirpipe-opt --help`\n"
+        ),
+    )
+
+
+def test_pipeline_and_pass_pipeline_exclude_each_other(mm):
+    assert run_opt(mm, "--pipeline", "refbackend", "--pass-pipeline", "cse") == (
+        2,
+        "",
+        (
+            "mlirpipe-opt: error: argument --pass-pipeline: not allowed with argument --pipeline\n"
+            "  hint: see `mlirpipe-opt --help`\n"
+        ),
+    )
+
+
+def test_stage_flags_need_a_named_pipeline(mm):
+    assert run_opt(mm, "--pass-pipeline", "cse", "--stop-after", "x") == (
+        2,
+        "",
+        (
+            "mlirpipe-opt: error: --stop-after, --start-after and --print-after need --pipeline, "
+            "not --pass-pipeline\n"
+            "  hint: name the stages of a pipeline from `mlirpipe list`\n"
+        ),
+    )
+
+
+def test_unknown_stage_names_exit_2_with_close_matches(mm):
+    assert run_opt(
+        mm,
+        "--pipeline",
+        "refbackend",
+        "--start-after",
+        "generalize-tensor-padd",
+        "--stop-after",
+        "bufferise",
+    ) == (
+        2,
+        "",
+        (
+            "mlirpipe-opt: error: --start-after: pipeline 'refbackend' has no stage "
+            "'generalize-tensor-padd'\n"
+            "  hint: did you mean 'generalize-tensor-pad'?\n"
+            "error: --stop-after: pipeline 'refbackend' has no stage 'bufferise'\n"
+            "  hint: did you mean 'bufferize'?\n"
+        ),
+    )
+
+
+def test_unknown_print_after_stage_exits_2(mm, refbackend):
+    assert run_opt(mm, "--pipeline", "refbackend", "--print-after", "zzz") == (
+        2,
+        "",
+        (
+            "mlirpipe-opt: error: --print-after: pipeline 'refbackend' has no stage 'zzz'\n"
+            f"  hint: its stages: {', '.join(refbackend.stage_names())}\n"
+        ),
+    )
+
+
+def test_start_after_that_is_not_before_stop_after_exits_2(mm):
+    status, out, err = run_opt(
+        mm, "--pipeline", "refbackend", "--start-after", "lower-to-cf", "--stop-after", "bufferize"
+    )
+
+    assert (status, out) == (2, "")
+    assert err.startswith(
+        "mlirpipe-opt: error: no stage to run: --start-after lower-to-cf is not before "
+        "--stop-after bufferize\n"
+    )
+
+
+def test_unknown_pipeline_suggests_the_close_name(mm):
+    assert run_opt(mm, "--pipeline", "refbackendd") == (
+        1,
+        "",
+        ("error: unknown pipeline 'refbackendd'\n  hint: did you mean 'refbackend'?\n"),
+    )
+
+
+def test_unknown_pass_in_a_pass_pipeline_suggests_the_close_name(mm):
+    status, out, err = run_opt(mm, "--pass-pipeline", "builtin.module(canonicalise)")
+
+    assert (status, out) == (1, "")
+    lines = err.splitlines()
+    assert lines[0] == "error: unknown pass 'canonicalise' (at column 16 of the pass pipeline)"
+    assert lines[1].startswith("  hint: did you mean 'canonicalize'")
+
+
+def test_a_pass_pipeline_mlir_rejects_is_an_error_not_a_traceback(mm):
+    status, out, err = run_opt(mm, "--pass-pipeline", "func.func(tosa-validate)")
+
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "--pass-pipeline: error: stage 'pass-pipeline' of pipeline '--pass-pipeline' cannot be "
+        "built: Can't add pass 'TosaValidation' restricted to 'builtin.module'"
+    )
+
+
+def test_a_missing_input_file_exits_2():
+    assert run_opt("nope.mlir", "--pipeline", "refbackend") == (
+        2,
+        "",
+        (
+            "mlirpipe-opt: nope.mlir: error: cannot read input file: No such file or directory\n"
+            "  hint: check the path, or pass '-' to read standard input\n"
+        ),
+    )
+
+
+def test_an_input_that_is_not_utf8_is_located_at_the_bad_byte(tmp_path):
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(b"module {\n  func.func @f() {\xff\n")
+
+    assert run_opt(path, "--pipeline", "refbackend") == (
+        2,
+        "",
+        (
+            f"mlirpipe-opt: {path}:2:19: error: input is not UTF-8 text (byte 0xff)\n"
+            "  hint: MLIR files are UTF-8 text; a bytecode file must be converted first\n"
+        ),
+    )
+
+
+def test_an_empty_input_exits_1(write_file):
+    path = write_file("empty.mlir", "\n")
+
+    assert run_opt(path, "--pipeline", "refbackend") == (
+        1,
+        "",
+        (
+            f"{path}: error: the input is empty: there is no MLIR to run\n"
+            "  hint: give a file with at least one operation, e.g. a func.func\n"
+        ),
+    )
+
+
+# --- failures and their repro -----------------------------------------------------------------
+
+
+def test_a_failing_stage_prints_a_repro_command_that_fails_the_same_way(mm, strict_dir, tmp_path):
+    repro_dir = tmp_path / "repro"
+    status, out, err = run_opt(
+        mm, "--pipeline", "rb-strict", "--pipelines-dir", strict_dir, "--repro-dir", repro_dir
+    )
+
+    assert (status, out) == (1, "")
+    repro = repro_dir / "mm.no-linalg.input.mlir"
+    assert err == (
+        "error: pipeline 'rb-strict', stage 'no-linalg' failed: pass 'mlirpipe-forbid-ops' failed\n"
+        "  passes: convert-func-to-llvm,mlirpipe-forbid-ops{ops=linalg.*}\n"
+        f"{mm}:6:10: error: 'linalg.fill' is forbidden here by mlirpipe-forbid-ops\n"
+        f"{mm}:7:10: error: 'linalg.matmul' is forbidden here by mlirpipe-forbid-ops\n"
+        f"  reproduce with: mlirpipe-opt {repro} --pipeline rb-strict --start-after bufferize "
+        f"--stop-after no-linalg --pipelines-dir {strict_dir}\n"
+    )
+    # The repro input is the IR the failing stage started from.
+    assert (
+        repro.read_text() == run_opt(mm, "--pipeline", "refbackend", "--stop-after", "bufferize")[1]
+    )
+
+    command = shlex.split(err.splitlines()[-1].removeprefix("  reproduce with: "))
+    assert command[0] == "mlirpipe-opt"
+    again, again_out, again_err = run_opt(*command[1:], "--repro-dir", tmp_path / "again")
+
+    assert (again, again_out) == (1, "")
+    assert again_err.splitlines()[:2] == err.splitlines()[:2]
+    assert [ln.split(": ", 1)[1] for ln in again_err.splitlines()[2:4]] == [
+        ln.split(": ", 1)[1] for ln in err.splitlines()[2:4]
+    ]
+    assert again_err.splitlines()[2].startswith(f"{repro}:")
+
+
+def test_a_failing_first_stage_repro_has_no_start_after(mm, write_file, tmp_path):
+    pipes = write_file(
+        "pipes/check.toml",
+        """
+        [pipeline]
+        name = "check"
+        input = "linalg-on-tensors"
+        output = "linalg-on-tensors"
+
+        [[stage]]
+        name = "no-linalg"
+        reason = "r"
+        passes = ["mlirpipe-forbid-ops{ops=linalg.*}"]
+    """,
+    ).parent
+
+    status, _, err = run_opt(
+        mm,
+        "--pipeline",
+        "check",
+        "--pipelines-dir",
+        pipes,
+        "--no-verify-each",
+        "--repro-dir",
+        tmp_path,
+    )
+
+    assert status == 1
+    assert err.splitlines()[-1] == (
+        f"  reproduce with: mlirpipe-opt {tmp_path / 'mm.no-linalg.input.mlir'} --pipeline check "
+        f"--stop-after no-linalg --pipelines-dir {pipes} --no-verify-each"
+    )
+    assert (tmp_path / "mm.no-linalg.input.mlir").read_text() == mm.read_text()
+
+
+def test_the_repro_lands_next_to_the_output_file_by_default(mm, strict_dir, tmp_path):
+    (tmp_path / "out").mkdir()
+
+    status, _, err = run_opt(
+        mm,
+        "--pipeline",
+        "rb-strict",
+        "--pipelines-dir",
+        strict_dir,
+        "-o",
+        tmp_path / "out" / "mm.out.mlir",
+    )
+
+    assert status == 1
+    assert (tmp_path / "out" / "mm.no-linalg.input.mlir").is_file()
+    assert not (tmp_path / "out" / "mm.out.mlir").exists()
+    assert f"reproduce with: mlirpipe-opt {tmp_path / 'out' / 'mm.no-linalg.input.mlir'} " in err
+
+
+def test_without_repro_dir_or_output_the_repro_goes_to_a_new_temporary_directory(
+    mm, strict_dir, tmp_path
+):
+    status, _, err = run_opt(mm, "--pipeline", "rb-strict", "--pipelines-dir", strict_dir)
+
+    assert status == 1
+    path = Path(shlex.split(err.splitlines()[-1])[3])
+    assert path.name == "mm.no-linalg.input.mlir"
+    assert path.parent.parent == tmp_path
+    assert path.parent.name.startswith("mlirpipe-repro-")
+    assert path.is_file()
+
+
+def test_repro_files_of_two_failing_chunks_do_not_overwrite_each_other(
+    write_file, unlowerable_tosa, tmp_path
+):
+    second = unlowerable_tosa.replace('"op"', '"second"')
+    path = write_file("two.mlir", unlowerable_tosa + "// -----\n" + second)
+
+    status, _, err = run_opt(
+        path,
+        "--split-input-file",
+        "--pass-pipeline",
+        "func.func(tosa-to-linalg)",
+        "--repro-dir",
+        tmp_path / "r",
+    )
+
+    assert status == 1
+    commands = [
+        shlex.split(ln.removeprefix("  reproduce with: "))
+        for ln in err.splitlines()
+        if ln.startswith("  reproduce with: ")
+    ]
+    assert commands == [
+        [
+            "mlirpipe-opt",
+            str(tmp_path / "r" / f"two.chunk-{n}.pass-pipeline.input.mlir"),
+            "--pass-pipeline",
+            "func.func(tosa-to-linalg)",
+        ]
+        for n in (1, 2)
+    ]
+    assert '"op"' in Path(commands[0][1]).read_text()
+    assert '"second"' in Path(commands[1][1]).read_text()
+    # Each chunk's repro keeps the chunk's line numbers in the file.
+    assert Path(commands[1][1]).read_text().startswith("\n" * 5 + "func.func @f(")
+
+
+def test_pipelines_on_the_environment_path_are_found_and_kept_in_the_repro(
+    mm, strict_dir, tmp_path, monkeypatch
+):
+    monkeypatch.setenv(PIPELINES_PATH_ENV, str(strict_dir))
+
+    status, _, err = run_opt(mm, "--pipeline", "rb-strict", "--repro-dir", tmp_path)
+
+    assert status == 1
+    assert err.splitlines()[-1].endswith(
+        f"--start-after bufferize --stop-after no-linalg --pipelines-dir {strict_dir}"
+    )
+
+
+def test_a_repro_that_cannot_be_written_says_why(mm, strict_dir, tmp_path):
+    blocker = tmp_path / "taken"
+    blocker.write_text("")
+
+    status, _, err = run_opt(
+        mm, "--pipeline", "rb-strict", "--pipelines-dir", strict_dir, "--repro-dir", blocker
+    )
+
+    assert status == 1
+    repro = blocker / "mm.no-linalg.input.mlir"
+    assert err.splitlines()[-1] == (
+        f"  reproduce with: (cannot write the repro input to {repro}: File exists)"
+    )
+
+
+def test_an_output_that_cannot_be_written_exits_2(mm, tmp_path):
+    target = tmp_path / "missing" / "out.mlir"
+
+    assert run_opt(mm, "--pass-pipeline", "cse", "-o", target) == (
+        2,
+        "",
+        (f"mlirpipe-opt: {target}: error: cannot write output: No such file or directory\n"),
+    )
+
+
+def test_an_unknown_flag_exits_2(mm):
+    assert run_opt(mm, "--pass-pipeline", "cse", "--bogus") == (
+        2,
+        "",
+        (
+            "mlirpipe-opt: error: unrecognized arguments: --bogus\n"
+            "  hint: see `mlirpipe-opt --help`\n"
+        ),
+    )
