@@ -45,6 +45,16 @@ def add_pipeline_dir_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_stage_range_options(parser: argparse.ArgumentParser) -> None:
+    """--stop-after / --start-after, shared by mlirpipe-opt and `mlirpipe stages`."""
+    parser.add_argument("--stop-after", metavar="STAGE", help="stop after this stage of --pipeline")
+    parser.add_argument(
+        "--start-after",
+        metavar="STAGE",
+        help="take the input as the IR after this stage, run the stages after it",
+    )
+
+
 def pipeline_dirs(cli_dirs: Sequence[str]) -> list[str]:
     env = [d for d in os.environ.get(PIPELINES_PATH_ENV, "").split(os.pathsep) if d]
     return [*cli_dirs, *env]

@@ -13,6 +13,7 @@ from ..model import Location
 from .common import (
     ArgumentParser,
     add_pipeline_dir_option,
+    add_stage_range_options,
     console_main,
     load_catalog,
     read_input,
@@ -53,12 +54,7 @@ def build_parser() -> ArgumentParser:
         action="store_true",
         help="print a unified diff against the previous stage's IR instead of the IR",
     )
-    st.add_argument("--stop-after", metavar="STAGE", help="stop after this stage")
-    st.add_argument(
-        "--start-after",
-        metavar="STAGE",
-        help="take the input as the IR after this stage, run the stages after it",
-    )
+    add_stage_range_options(st)
     add_pipeline_dir_option(st)
     st.set_defaults(body=_stages)
 

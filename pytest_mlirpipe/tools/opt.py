@@ -14,6 +14,7 @@ from ..errors import MlirpipeError, StageFailure
 from .common import (
     ArgumentParser,
     add_pipeline_dir_option,
+    add_stage_range_options,
     console_main,
     load_catalog,
     read_input,
@@ -48,12 +49,7 @@ def build_parser() -> ArgumentParser:
         metavar="TEXT",
         help="an MLIR textual pass pipeline, e.g. 'builtin.module(canonicalize)'",
     )
-    p.add_argument("--stop-after", metavar="STAGE", help="stop after this stage of --pipeline")
-    p.add_argument(
-        "--start-after",
-        metavar="STAGE",
-        help="take the input as the IR after this stage, run the stages after it",
-    )
+    add_stage_range_options(p)
     p.add_argument(
         "--print-after",
         action="append",
