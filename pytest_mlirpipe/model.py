@@ -69,6 +69,11 @@ class Pipeline:
                 return i
         raise KeyError(name)
 
+    def stage_before(self, name: str) -> str | None:
+        """The name of the stage that runs just before `name` (None for the first)."""
+        i = self.stage_index(name)
+        return self.stages[i - 1].name if i > 0 else None
+
     @property
     def pipeline_text(self) -> str:
         """All stages as one `builtin.module(...)` pass pipeline."""

@@ -275,15 +275,10 @@ def _input_of(
             source,
             pipeline,
             source_name=source_name,
-            start_after=_before(pipeline, stages[0]),
+            start_after=pipeline.stage_before(stages[0].name),
             stop_after=stages[index - 1].name,
             capture=False,
         )
     except Exception:
         return None
     return prefix.final_ir
-
-
-def _before(pipeline: Pipeline, stage: Stage) -> str | None:
-    i = pipeline.stage_index(stage.name)
-    return pipeline.stages[i - 1].name if i > 0 else None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import MlirpipeError, StageFailure
+from ..model import Pipeline
 from .common import (
     ArgumentParser,
     add_pipeline_dir_option,
@@ -129,7 +130,7 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
             outputs.append(_run_chunk(chunk, name, pipeline, args, stderr))
         except StageFailure as exc:
             exc = exc.with_repro(
-                _write_repro(exc, name, args, i + 1 if args.split_input_file else None)
+                _write_repro(exc, name, args, pipeline, i + 1 if args.split_input_file else None)
             )
             stderr.write(exc.format() + "\n")
             status = 1
@@ -182,7 +183,13 @@ def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO) -> str:
     return run.final_ir
 
 
-def _write_repro(exc: StageFailure, name: str, args, chunk: int | None = None) -> str:
+def _write_repro(
+    exc: StageFailure,
+    name: str,
+    args,
+    pipeline: Pipeline | None,
+    chunk: int | None = None,
+) -> str:
     """Write the failing stage's input IR to a file; return the command that re-runs the stage.
 
     `chunk` (1-based, with --split-input-file) keeps the repro files of two chunks apart."""
@@ -206,13 +213,13 @@ def _write_repro(exc: StageFailure, name: str, args, chunk: int | None = None) -
     except OSError as err:
         return f"(cannot write the repro input to {path}: {err.strerror})"
     cmd = ["mlirpipe-opt", str(path)]
-    if exc.pipeline and exc.pipeline != "--pass-pipeline":
-        cmd += ["--pipeline", exc.pipeline]
+    if pipeline is not None:
+        cmd += ["--pipeline", pipeline.name]
         from .common import pipeline_dirs
 
-        catalog_stages = _stage_before(exc, args)
-        if catalog_stages:
-            cmd += ["--start-after", catalog_stages]
+        before = pipeline.stage_before(exc.stage)
+        if before:
+            cmd += ["--start-after", before]
         cmd += ["--stop-after", exc.stage]
         for d in pipeline_dirs(args.pipelines_dir):
             cmd += ["--pipelines-dir", d]
@@ -221,12 +228,6 @@ def _write_repro(exc: StageFailure, name: str, args, chunk: int | None = None) -
     if args.no_verify_each:
         cmd.append("--no-verify-each")
     return shlex.join(cmd)
-
-
-def _stage_before(exc: StageFailure, args) -> str | None:
-    pipeline = load_catalog(args.pipelines_dir).get(exc.pipeline)
-    i = pipeline.stage_index(exc.stage)
-    return pipeline.stages[i - 1].name if i > 0 else None
 
 
 def main() -> None:
