@@ -7,11 +7,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..contain import note
 from ..errors import PipelineSpecError, Problem, StageFailure, UsageError, did_you_mean
 from ..mlir_env import diagnostics_of, ir, new_context, parse_module, passmanager, print_ir
 from ..model import Diagnostic, LazyText, Pipeline, Snapshot, Stage
 from . import passes as python_passes
+from . import prefix_cache
 from .pipeline_text import Element, parse_options, parse_pipeline
+from .prefix_cache import CachedPrefix, prefix_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +148,33 @@ def run_stages(
     module is kept (the cost of one uninterrupted run). A failing stage raises StageFailure
     naming the stage, the pass and the diagnostics (located in `source_name`).
     """
-    ctx = context or new_context()
-    module = parse_module(source, source_name, ctx)
     stages = select_stages(pipeline, start_after, stop_after)
+    cache = prefix_cache.active() if context is None else None
+    capture = capture or cache is not None  # a cached prefix must carry its snapshots
+    ctx = context or (cache.ensure_context() if cache is not None else new_context())
+    first = pipeline.stage_index(stages[0].name)
+    names = [s.name for s in stages]
+
+    def key(n: int) -> tuple:
+        return prefix_key(source, source_name, pipeline, first, names[:n], verify_each)
+
     snapshots: list[Snapshot] = []
+    done, module = 0, None
+    if cache is not None:
+        for n in range(len(stages), 0, -1):
+            hit = cache.entries.get(key(n))
+            if hit is not None:
+                done, module = n, hit.module.clone()  # type: ignore[attr-defined]
+                snapshots = list(hit.snapshots)
+                cache.hits += 1
+                cache.stages_reused += n
+                break
+    if module is None:
+        module = parse_module(source, source_name, ctx)
     for i, stage in enumerate(stages):
+        if i < done:
+            continue
+        note(f"stage '{stage.name}' of pipeline '{pipeline.name}'")
         elements = _stage_elements(stage)
         try:
             pm = build_pass_manager(elements, ctx)
@@ -198,6 +223,8 @@ def run_stages(
             else LazyText()
         )
         snapshots.append(Snapshot(stage.name, stage.passes, seconds, tuple(collected), text))
+        if cache is not None:
+            cache.entries[key(i + 1)] = CachedPrefix(module.operation.clone(), tuple(snapshots))
     return StageRun(tuple(snapshots), module, ctx)
 
 

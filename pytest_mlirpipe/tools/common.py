@@ -60,15 +60,39 @@ def pipeline_dirs(cli_dirs: Sequence[str]) -> list[str]:
     return [*cli_dirs, *env]
 
 
+_CATALOGS: dict[tuple, object] = {}
+
+
 def load_catalog(extra_dirs: Sequence[str]):
+    """The validated catalog, reused while no pipeline file changes (in-process tools call
+    this once per RUN line)."""
     from .. import mlir_env
+    from ..lowering.spec import builtin_pipeline_dirs
     from ..lowering.spec import load_catalog as _load
 
-    return _load(
-        pipeline_dirs(extra_dirs),
-        pass_exists=lambda n: _is_known_pass(n, mlir_env),
-        known_passes=mlir_env.known_pass_names,
-    )
+    dirs = pipeline_dirs(extra_dirs)
+    key = (tuple(dirs), _files_state([*dirs, *builtin_pipeline_dirs()]))
+    if key not in _CATALOGS:
+        _CATALOGS.clear()
+        _CATALOGS[key] = _load(
+            dirs,
+            pass_exists=lambda n: _is_known_pass(n, mlir_env),
+            known_passes=mlir_env.known_pass_names,
+        )
+    return _CATALOGS[key]
+
+
+def _files_state(dirs: Sequence[str | os.PathLike]) -> tuple:
+    """Absolute paths, sizes and mtimes of the pipeline files under `dirs`."""
+    state = []
+    for d in dirs:
+        root = Path(d).resolve()
+        state.append(str(root))
+        if root.is_dir():
+            for f in sorted(root.glob("*.toml")):
+                st = f.stat()
+                state.append((str(f), st.st_size, st.st_mtime_ns))
+    return tuple(state)
 
 
 def _is_known_pass(name: str, mlir_env) -> bool:

@@ -291,10 +291,10 @@ def test_start_after_that_is_not_before_stop_after_exits_2(mm):
 
 
 def test_unknown_pipeline_suggests_the_close_name(mm):
-    assert run_opt(mm, "--pipeline", "refbackendd") == (
+    assert run_opt(mm, "--pipeline", "torch-to-linalgg") == (
         1,
         "",
-        ("error: unknown pipeline 'refbackendd'\n  hint: did you mean 'refbackend'?\n"),
+        ("error: unknown pipeline 'torch-to-linalgg'\n  hint: did you mean 'torch-to-linalg'?\n"),
     )
 
 

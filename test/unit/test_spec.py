@@ -160,21 +160,23 @@ def test_extending_pipeline_can_insert_before_replace_and_remove_stages(
 
 
 def test_a_user_directory_shadows_a_shipped_pipeline_of_the_same_name(tmp_path, write_file):
-    write_file("mine.toml", HEAD.format(name="refbackend") + STAGE.format(name="s", passes="cse"))
+    mine = HEAD.format(name="torch-to-linalg") + STAGE.format(name="s", passes="cse")
+    write_file("mine.toml", mine)
 
     catalog = load_catalog([tmp_path])
 
-    assert catalog.get("refbackend").stage_names() == ["s"]
-    assert catalog.sources["refbackend"] == tmp_path / "mine.toml"
+    assert catalog.get("torch-to-linalg").stage_names() == ["s"]
+    assert catalog.sources["torch-to-linalg"] == tmp_path / "mine.toml"
     assert "tosa" in catalog
 
 
 def test_unknown_pipeline_name_suggests_the_close_one(shipped_catalog):
     with pytest.raises(PipelineSpecError) as info:
-        shipped_catalog.get("refbackendd", Location("t.mlir", 1, 5))
+        shipped_catalog.get("torch-to-linalgg", Location("t.mlir", 1, 5))
 
     assert str(info.value) == (
-        "t.mlir:1:5: error: unknown pipeline 'refbackendd'\n  hint: did you mean 'refbackend'?"
+        "t.mlir:1:5: error: unknown pipeline 'torch-to-linalgg'\n"
+        "  hint: did you mean 'torch-to-linalg'?"
     )
 
 
@@ -481,18 +483,18 @@ def test_extending_an_unknown_pipeline_suggests_a_close_name_and_still_checks_th
         """
         [pipeline]
         name = "a"
-        extends = "refbackendd"
+        extends = "torch-to-linalgg"
 
         [[stage]]
         name = "s"
-        after = "bufferize"
+        after = "torch-backend"
         passes = ["bogus-pass"]
     """,
     )
 
     assert spec_error(tmp_path, pass_exists=only_known()) == (
-        f"{path}:3:1: error: pipeline 'a' extends unknown pipeline 'refbackendd'\n"
-        "  hint: did you mean 'refbackend'?\n"
+        f"{path}:3:1: error: pipeline 'a' extends unknown pipeline 'torch-to-linalgg'\n"
+        "  hint: did you mean 'torch-to-linalg'?\n"
         f"{path}:5: error: stage 's' has no reason\n"
         '  hint: add reason = "one line saying why the stage is there"\n'
         f"{path}:8:12: error: unknown pass 'bogus-pass' in stage 's' of pipeline 'a'\n"

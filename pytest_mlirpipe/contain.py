@@ -1,0 +1,144 @@
+"""Run risky work in a forked child: a crash, `exit` or hang there fails one test, not the run.
+
+The child is a fork of the warm test process (MLIR bindings loaded, pipelines validated), so
+starting it costs a few milliseconds, not an interpreter start. It reports progress notes
+(`note("stage bufferize")`) as it goes, so a crash or a timeout can say where it happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import selectors
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+_NOTE_FD: int | None = None
+
+
+def note(text: str) -> None:
+    """Record where the contained work is (no-op outside a contained child)."""
+    if _NOTE_FD is not None:
+        with contextlib.suppress(OSError):
+            os.write(_NOTE_FD, text.replace("\n", " ").encode("utf-8", "replace") + b"\n")
+
+
+def is_available() -> bool:
+    return hasattr(os, "fork")
+
+
+@dataclass(frozen=True, slots=True)
+class Contained:
+    """How contained work ended: `ok` (with its value), `error` (a Python exception, with its
+    traceback text), `crashed` (a signal or an exit status) or `timeout`."""
+
+    kind: str
+    value: Any = None
+    detail: str = ""
+    notes: tuple[str, ...] = ()  # the last progress notes, oldest first
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+
+def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contained:
+    """Call `fn()` in a forked child and return its picklable result or how it ended."""
+    global _NOTE_FD
+    result_r, result_w = os.pipe()
+    note_r, note_w = os.pipe()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(result_r)
+        os.close(note_r)
+        _NOTE_FD = note_w
+        status = 0
+        try:
+            payload = pickle.dumps(("ok", fn()))
+        except BaseException:
+            payload = pickle.dumps(("error", traceback.format_exc()))
+        try:
+            with os.fdopen(result_w, "wb") as out:
+                out.write(payload)
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+        except BaseException:
+            status = 70
+        os._exit(status)
+
+    os.close(result_w)
+    os.close(note_w)
+    chunks: list[bytes] = []
+    notes = bytearray()
+    timed_out = False
+    sel = selectors.DefaultSelector()
+    sel.register(result_r, selectors.EVENT_READ)
+    sel.register(note_r, selectors.EVENT_READ)
+    deadline = None if not timeout else start + timeout
+    try:
+        open_fds = 2
+        while open_fds:
+            wait = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            events = sel.select(wait)
+            if not events and deadline is not None and time.perf_counter() >= deadline:
+                timed_out = True
+                os.kill(pid, signal.SIGKILL)
+                break
+            for key, _ in events:
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    sel.unregister(key.fd)
+                    open_fds -= 1
+                elif key.fd == result_r:
+                    chunks.append(data)
+                else:
+                    notes += data
+    except BaseException:  # Ctrl-C: take the child down with us
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    finally:
+        sel.close()
+        os.close(result_r)
+        os.close(note_r)
+    _, status = os.waitpid(pid, 0)
+    seconds = time.perf_counter() - start
+    where = tuple(notes.decode("utf-8", "replace").splitlines()[-20:])
+    if timed_out:
+        return Contained("timeout", None, f"no result after {timeout:g} s", where, seconds)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return Contained("crashed", None, f"killed by {_signal_name(sig)}", where, seconds)
+    code = os.WEXITSTATUS(status)
+    if code != 0 or not chunks:
+        return Contained("crashed", None, f"exited with status {code}", where, seconds)
+    kind, value = pickle.loads(b"".join(chunks))
+    if kind == "error":
+        return Contained("error", None, value, where, seconds)
+    return Contained("ok", value, "", where, seconds)
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        name = signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+    meaning = {
+        "SIGSEGV": "a segmentation fault",
+        "SIGABRT": "an abort (failed assertion or LLVM fatal error)",
+        "SIGBUS": "a bus error",
+        "SIGFPE": "an arithmetic exception",
+        "SIGILL": "an illegal instruction",
+        "SIGKILL": "a kill",
+    }.get(name)
+    return f"{name} ({meaning})" if meaning else name

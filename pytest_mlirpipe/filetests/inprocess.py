@@ -1,0 +1,269 @@
+"""Known RUN-line tools run inside the test process, with lit's own shell semantics around them.
+
+`mlirpipe-opt` and `filecheck` expand (see config.tool_commands) to `PYTHON -mMODULE ARGS`. When
+every command of a pipeline is such a command (optionally under `not` or `!`), the pipeline runs
+here: same argv, same stdin bytes, same redirections (lit's `processRedirects`), same exit-status
+rules as lit's `_executeShCmd`; anything else (`env`, `not --crash`, other programs, `ulimit`) goes
+to lit unchanged and runs as a subprocess.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import lit.ShUtil as ShUtil
+import lit.TestRunner as TestRunner
+from lit.ShellEnvironment import ShellCommandResult, processRedirects
+
+# (argv, stdin bytes, stdout stream, stderr stream) -> exit status
+Tool = Callable[[list[str], io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper], int]
+
+
+def _opt(argv, stdin, stdout, stderr) -> int:
+    from ..tools import opt
+
+    return opt.run(argv, stdin, stdout, stderr)
+
+
+def _filecheck(argv, stdin, stdout, stderr) -> int:
+    from filecheck.main import main
+
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+    try:
+        main(["filecheck", *argv])
+    except SystemExit as exc:
+        return _exit_status(exc.code, stderr)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return 0
+
+
+# `-mMODULE` as written by config.tool_commands -> the tool's function.
+TOOLS: dict[str, Tool] = {
+    "-mpytest_mlirpipe.tools.opt": _opt,
+    "-mfilecheck": _filecheck,
+}
+
+
+def _exit_status(code, stderr) -> int:
+    """What a Python process exiting with SystemExit(code) returns to its parent."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    stderr.write(f"{code}\n")
+    return 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    command: object  # lit.ShCommands.Command
+    tool: Tool
+    argv: list[str]
+    not_count: int
+    plain_not: bool
+
+
+def _plan(pipeline, shenv) -> list[_Planned] | None:
+    """The pipeline's commands as in-process tool calls, or None if any must be a process."""
+    if shenv.ulimit:
+        return None
+    planned = []
+    for command in pipeline.commands:
+        try:
+            args = TestRunner._expandLateSubstitutions(
+                command, list(command.args), shenv.cwd, shenv.normalize_slashes
+            )
+        except Exception:
+            return None  # lit reports it
+        negations = []
+        while args and args[0] in ("not", "!"):
+            negations.append(args.pop(0))
+        if len(args) < 2 or args[0] != sys.executable or args[1] not in TOOLS:
+            return None
+        if not all(isinstance(a, str) for a in args):
+            return None  # a glob: lit expands it
+        plain_not = negations == ["not"]
+        planned.append(_Planned(command, TOOLS[args[1]], args[2:], len(negations), plain_not))
+    return planned
+
+
+_PIPED = object()  # stdin comes from the previous command (or is empty for the first)
+
+
+def _run_pipeline(pipeline, planned: list[_Planned], shenv, results, timeout_helper) -> int:
+    """lit's `_executeShCmd` for one pipeline, with the tools called instead of spawned."""
+    opened_files: list = []
+    piped = b""
+    statuses = []
+    outputs = []
+    try:
+        for n, step in enumerate(planned):
+            last = n == len(planned) - 1
+            stdin, stdout, stderr = processRedirects(step.command, _PIPED, shenv, opened_files)
+            data = piped if stdin is _PIPED else stdin.buffer.read()
+            out_buf, err_buf = io.BytesIO(), io.BytesIO()
+            out = _stream(out_buf)
+            # `2>&1` into the pipe, or stdout and stderr into one file: one interleaved stream.
+            merged = stderr is stdout or (stderr == subprocess.STDOUT and stdout == subprocess.PIPE)
+            err = out if merged else _stream(err_buf)
+            statuses.append(_call(step, data, out, err, shenv))
+            out_bytes, err_bytes = out_buf.getvalue(), err_buf.getvalue()
+            if stdout != subprocess.PIPE:
+                _write(stdout, out_bytes)
+                out_bytes = b""
+            if stderr == subprocess.STDOUT and stdout != subprocess.PIPE:
+                # lit sends stderr down the pipe in stdout's place when stdout is a file.
+                piped, out_bytes = err_bytes, err_bytes if last else b""
+                err_bytes = b""
+            else:
+                piped = out_bytes if stdout == subprocess.PIPE else b""
+                if not last:
+                    out_bytes = b""  # consumed by the next command
+                if stderr not in (subprocess.PIPE, subprocess.STDOUT) and not merged:
+                    _write(stderr, err_bytes)
+                    err_bytes = b""
+            outputs.append((out_bytes, err_bytes))
+    finally:
+        for _name, _mode, f, _path in opened_files:
+            f.close()
+
+    exit_code = None
+    for i, (step, res) in enumerate(zip(planned, statuses, strict=True)):
+        if step.not_count % 2:
+            res = int(res <= 0) if step.plain_not else (1 if res == 0 else 0)
+        elif step.not_count > 1:
+            res = 1 if res != 0 else 0
+        out_bytes, err_bytes = outputs[i]
+        output_files = []
+        if res != 0:
+            for name, mode, _f, path in sorted(opened_files, key=lambda t: t[:2]):
+                if path is not None and mode in ("w", "a"):
+                    try:
+                        with open(path, "rb") as f:
+                            output_files.append((name, path, f.read()))
+                    except OSError:
+                        pass
+        results.append(
+            ShellCommandResult(
+                pipeline.commands[i],
+                _text(out_bytes),
+                _text(err_bytes),
+                res,
+                timeout_helper.timeoutReached(),
+                output_files,
+            )
+        )
+        if pipeline.pipe_err:
+            if not exit_code or res != 0:
+                exit_code = res
+        else:
+            exit_code = res
+    if pipeline.negate:
+        exit_code = not exit_code
+    return exit_code
+
+
+def _call(step: _Planned, data: bytes, out, err, shenv) -> int:
+    """Run the tool with the shell's cwd and environment, as its own process would see them."""
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    try:
+        os.chdir(shenv.cwd)
+        if saved_env != shenv.env:
+            os.environ.clear()
+            os.environ.update(shenv.env)
+        return step.tool(list(step.argv), stdin, out, err)
+    except Exception:
+        # What the interpreter does with an uncaught exception.
+        err.write(traceback.format_exc())
+        return 1
+    finally:
+        os.chdir(saved_cwd)
+        if os.environ != saved_env:
+            os.environ.clear()
+            os.environ.update(saved_env)
+
+
+def _stream(buf: io.BytesIO) -> io.TextIOWrapper:
+    return io.TextIOWrapper(buf, encoding="utf-8", errors="strict", write_through=True)
+
+
+def _write(f, data: bytes) -> None:
+    f.flush()
+    f.buffer.write(data)
+    f.buffer.flush()
+
+
+def _text(data: bytes) -> str:
+    """Bytes as lit reads a subprocess's output (universal newlines, bad bytes replaced)."""
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass(slots=True)
+class ShellTrace:
+    """The command results of the last script lit ran in this scope (for failure reports)."""
+
+    results: list | None = None
+    in_process: int = 0
+    subprocesses: int = 0
+
+
+@contextlib.contextmanager
+def in_process_tools() -> Iterator[ShellTrace]:
+    """Within this scope, lit's internal shell runs known tools in-process."""
+    original_pipeline = TestRunner._executeShCmd
+    original_top = TestRunner.executeShCmd
+    trace = ShellTrace()
+
+    def execute(cmd, shenv, results, timeout_helper):
+        if isinstance(cmd, ShUtil.Pipeline) and _is_echo(cmd):
+            _note_progress(cmd.commands[0].args[1:])
+        if isinstance(cmd, ShUtil.Pipeline) and not timeout_helper.timeoutReached():
+            planned = _plan(cmd, shenv)
+            if planned is not None:
+                trace.in_process += 1
+                return _run_pipeline(cmd, planned, shenv, results, timeout_helper)
+            if not _is_echo(cmd):
+                trace.subprocesses += 1
+        return original_pipeline(cmd, shenv, results, timeout_helper)
+
+    def execute_top(cmd, shenv, results, timeout=0):
+        trace.results = results
+        return original_top(cmd, shenv, results, timeout)
+
+    TestRunner._executeShCmd = execute
+    TestRunner.executeShCmd = execute_top
+    try:
+        yield trace
+    finally:
+        TestRunner._executeShCmd = original_pipeline
+        TestRunner.executeShCmd = original_top
+
+
+_line_note: list[str] = []
+
+
+def _note_progress(args) -> None:
+    """Tell a containing parent which RUN line runs (from lit's `@echo '# RUN: at line N'`
+    and the `@echo COMMAND` after it)."""
+    from ..contain import note
+
+    text = " ".join(str(a) for a in args)
+    if text.startswith("# RUN: at line"):
+        _line_note[:] = [text[len("# RUN: at ") :]]
+    elif _line_note:
+        note(f"RUN {_line_note.pop()}: {text}")
+
+
+def _is_echo(pipeline) -> bool:
+    return len(pipeline.commands) == 1 and pipeline.commands[0].args[:1] in (["@echo"], [":"])
