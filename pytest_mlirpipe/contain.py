@@ -8,6 +8,7 @@ starting it costs a few milliseconds, not an interpreter start. It reports progr
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import pickle
 import selectors
@@ -59,6 +60,7 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
     start = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # the child: never returns
+        faulthandler.disable()  # the parent reports the signal and where; no stack dump
         os.close(result_r)
         os.close(note_r)
         _NOTE_FD = note_w

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from .filetests.config import Settings
 from .filetests.format import is_test_file
-from .filetests.lit_runner import FileVerdict, LitSession
+from .filetests.lit_runner import ISOLATION_MODES, FileVerdict, LitSession
+from .filetests.report import format_failure
 
 
 @dataclass
@@ -39,9 +41,33 @@ class MlirSession:
             os.environ["MLIRPIPE_PIPELINES_PATH"] = os.pathsep.join(
                 [*dirs, *([existing] if existing else [])]
             )
+        isolation = config.getoption("--mlirpipe-isolation") or config.getini("mlirpipe_isolation")
+        if isolation not in ISOLATION_MODES:
+            raise pytest.UsageError(
+                f"mlirpipe: mlirpipe_isolation must be one of {', '.join(ISOLATION_MODES)}, "
+                f"got {isolation!r}"
+            )
+        timeout_text = config.getoption("--mlirpipe-timeout") or config.getini("mlirpipe_timeout")
+        try:
+            timeout = float(timeout_text)
+            if timeout < 0:
+                raise ValueError
+        except ValueError:
+            raise pytest.UsageError(
+                f"mlirpipe: the timeout must be a number of seconds >= 0 (0: none), "
+                f"got {timeout_text!r} (--mlirpipe-timeout / mlirpipe_timeout)"
+            ) from None
+        base = config.inipath.parent if config.inipath else config.rootpath
+        settings = Settings(
+            tools=tuple(config.getini("mlirpipe_tools")),
+            tool_dirs=tuple(config.getini("mlirpipe_tool_dirs")),
+            features=tuple(config.getini("mlirpipe_features")),
+            suffixes=suffixes,
+            base=str(base),
+        )
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         exec_root = Path(config.rootpath) / "build" / "pytest" / worker
-        return cls(suffixes, LitSession(exec_root))
+        return cls(suffixes, LitSession(exec_root, None, isolation, timeout, settings))
 
     def is_test_file(self, path: Path) -> bool:
         return is_test_file(path)
@@ -76,13 +102,9 @@ class MlirItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, FileTestFailure):
-            v = excinfo.value.verdict
-            head = {
-                "XPASS": "XPASS: the file passed but its XFAIL line expects a failure",
-                "UNRESOLVED": "UNRESOLVED: the test file is malformed",
-                "TIMEOUT": "TIMEOUT: the test took too long",
-            }.get(v.code, f"{v.code}: a RUN line failed")
-            return f"{self.path}: {head}\n{v.output}"
+            path = Path(os.path.relpath(self.path, Path.cwd()))
+            verbose = self.config.get_verbosity() > 1
+            return format_failure(path, excinfo.value.verdict, verbose=verbose)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):

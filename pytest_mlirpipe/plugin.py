@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from .filetests.config import DEFAULT_SUFFIXES, EXCLUDED_DIRS
+from .filetests.lit_runner import ISOLATION_MODES
 from .items import MlirFile, MlirSession
 
 SESSION_KEY = pytest.StashKey[MlirSession]()
@@ -28,6 +29,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="comma-separated suffixes of RUN/CHECK files to collect "
         f"(default {','.join(DEFAULT_SUFFIXES)}; ini: mlirpipe_suffixes)",
     )
+    group.addoption(
+        "--mlirpipe-isolation",
+        default=None,
+        choices=ISOLATION_MODES,
+        help="how RUN lines run: fork (default: known tools in-process, in a forked child per "
+        "file), none (in this process), subprocess (every tool a process, as lit does); "
+        "ini: mlirpipe_isolation",
+    )
+    group.addoption(
+        "--mlirpipe-timeout",
+        default=None,
+        metavar="SECONDS",
+        help="per-file time limit, 0 for none (default 0; ini: mlirpipe_timeout)",
+    )
     parser.addini(
         "mlirpipe_pipelines", "extra directories of pipelines/*.toml", type="paths", default=[]
     )
@@ -37,6 +52,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="args",
         default=list(DEFAULT_SUFFIXES),
     )
+    parser.addini(
+        "mlirpipe_tools",
+        "tools RUN lines may name: NAME (found in mlirpipe_tool_dirs or PATH) or NAME=COMMAND",
+        type="linelist",
+        default=[],
+    )
+    parser.addini(
+        "mlirpipe_tool_dirs", "directories searched for mlirpipe_tools", type="args", default=[]
+    )
+    parser.addini(
+        "mlirpipe_features", "extra features for REQUIRES/UNSUPPORTED", type="args", default=[]
+    )
+    parser.addini("mlirpipe_isolation", "fork, none or subprocess", default="fork")
+    parser.addini("mlirpipe_timeout", "per-file time limit in seconds (0: none)", default="0")
 
 
 def pytest_configure(config: pytest.Config) -> None:

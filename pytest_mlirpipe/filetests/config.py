@@ -6,6 +6,7 @@ import importlib.util
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_SUFFIXES = (".mlir",)
@@ -29,6 +30,90 @@ def tool_commands() -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The `mlirpipe_*` ini settings both runners apply (pytest reads them through its own ini
+    handling; lit.cfg.py through `read_settings`)."""
+
+    tools: tuple[str, ...] = ()  # "NAME" (found in tool_dirs or PATH) or "NAME=COMMAND"
+    tool_dirs: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = DEFAULT_SUFFIXES
+    base: str = "."  # relative paths are relative to the ini file's folder
+
+
+def read_settings(start: str | os.PathLike) -> Settings:
+    """`mlirpipe_*` keys of the nearest pytest ini (pyproject.toml's [tool.pytest.ini_options]
+    or pytest.ini's [pytest]) at or above `start`."""
+    import configparser
+    import tomllib
+
+    for folder in [Path(start).resolve(), *Path(start).resolve().parents]:
+        pytest_ini = folder / "pytest.ini"
+        if pytest_ini.is_file():
+            parser = configparser.ConfigParser()
+            parser.read(pytest_ini)
+            section = parser["pytest"] if parser.has_section("pytest") else {}
+            values = {k: _ini_list(v) for k, v in section.items()}
+            return _settings(values, folder)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            with pyproject.open("rb") as f:
+                try:
+                    data = tomllib.load(f)
+                except tomllib.TOMLDecodeError:
+                    data = {}
+            section = data.get("tool", {}).get("pytest", {}).get("ini_options")
+            if section is not None:
+                values = {
+                    k: list(v) if isinstance(v, list) else _ini_list(str(v))
+                    for k, v in section.items()
+                }
+                return _settings(values, folder)
+    return Settings()
+
+
+def _ini_list(text: str) -> list[str]:
+    return [w for line in text.splitlines() for w in ([line.strip()] if line.strip() else [])]
+
+
+def _settings(values: dict[str, list[str]], base: Path) -> Settings:
+    def words(key: str) -> tuple[str, ...]:
+        return tuple(w for v in values.get(key, []) for w in v.split())
+
+    return Settings(
+        tools=tuple(v.strip() for v in values.get("mlirpipe_tools", []) if v.strip()),
+        tool_dirs=words("mlirpipe_tool_dirs"),
+        features=words("mlirpipe_features"),
+        suffixes=words("mlirpipe_suffixes") or DEFAULT_SUFFIXES,
+        base=str(base),
+    )
+
+
+def user_tool_commands(settings: Settings) -> dict[str, str]:
+    """NAME -> command for the ini's `mlirpipe_tools`; a NAME found nowhere is left out, so a
+    RUN line naming it fails with 'command not found' and the report says how to point to it."""
+    import shutil
+
+    base = Path(settings.base)
+    dirs = [str((base / d).resolve()) for d in settings.tool_dirs]
+    out: dict[str, str] = {}
+    for entry in settings.tools:
+        name, _, command = entry.partition("=")
+        name, command = name.strip(), command.strip()
+        if command:
+            first, *rest = shlex.split(command)
+            if "/" in first and not Path(first).is_absolute():
+                first = str((base / first).resolve())
+            out[name] = shlex.join([first, *rest])
+            continue
+        found = shutil.which(name, path=os.pathsep.join(dirs)) if dirs else None
+        found = found or shutil.which(name)
+        if found:
+            out[name] = shlex.quote(found)
+    return out
+
+
 def available_features() -> set[str]:
     """Features for REQUIRES/UNSUPPORTED: optional dependencies that are importable."""
     features = {"mlirpipe"}
@@ -42,10 +127,15 @@ def configure(
     config,
     source_root: str | os.PathLike,
     exec_root: str | os.PathLike,
-    suffixes: tuple[str, ...] = DEFAULT_SUFFIXES,
+    settings: Settings | None = None,
 ) -> None:
-    """Fill a lit TestingConfig; `lit.cfg.py` and the pytest plugin both call this."""
+    """Fill a lit TestingConfig; `lit.cfg.py` and the pytest plugin both call this. Without
+    `settings`, the `mlirpipe_*` keys of the nearest pytest ini are read."""
     from .format import MlirShTest
+
+    if settings is None:
+        settings = read_settings(source_root)
+    suffixes = settings.suffixes
 
     config.name = "mlirpipe"
     config.test_format = MlirShTest()
@@ -53,12 +143,13 @@ def configure(
     config.excludes = list(EXCLUDED_DIRS)
     config.test_source_root = str(source_root)
     config.test_exec_root = str(exec_root)
-    for tool, command in tool_commands().items():
+    for tool, command in {**user_tool_commands(settings), **tool_commands()}.items():
         # Whole words only, so `mlirpipe-opt` is not rewritten inside `mlirpipe-opt-x`.
         config.substitutions.append((rf"(?<![\w./-]){tool}(?![\w-])", command))
     config.substitutions.append(("%python", shlex.quote(sys.executable)))
     config.substitutions.append(("%pipelines", str(Path(source_root) / "pipelines")))
     config.available_features.update(available_features())
+    config.available_features.update(settings.features)
     for var in ("PYTHONPATH", "MLIRPIPE_PIPELINES_PATH", "XDG_CACHE_HOME"):
         if var in os.environ:
             config.environment[var] = os.environ[var]

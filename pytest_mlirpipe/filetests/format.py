@@ -7,6 +7,8 @@ from pathlib import Path
 
 import lit.formats
 
+from ..errors import did_you_mean
+
 _DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
 
 
@@ -18,13 +20,72 @@ def is_test_file(path: Path) -> bool:
         return False
 
 
+_UNKNOWN = "\x01unknown-substitution\x01"
+# Last in the substitution list: a '%name' that no substitution took (not '%%', a late
+# `%{readfile:...}` or lit's `%dbg(...)`) is marked, and reported before anything runs.
+UNKNOWN_SUBSTITUTION = (r"%(?=(?!dbg\(|\{readfile:)[A-Za-z_{])", _UNKNOWN + "%")
+_MARKED = re.compile(re.escape(_UNKNOWN) + r"(%\{[^}]*\}|%[\w-]+)")
+_DBG = re.compile(r"%dbg\(RUN: at line (\d+)")
+
+
 class MlirShTest(lit.formats.ShTest):
-    """ShTest, minus the files without directives, so lit and pytest run the same files."""
+    """ShTest, minus the files without directives (so lit and pytest run the same files), and
+    with unknown `%name` substitutions reported instead of passed on to the commands."""
 
     def __init__(self) -> None:
         super().__init__(execute_external=False)
+
+    def execute(self, test, litConfig):
+        import lit.Test
+        import lit.TestRunner as TR
+
+        if test.config.unsupported:
+            return lit.Test.Result(lit.Test.UNSUPPORTED, "Test is unsupported")
+        parsed = TR.parseIntegratedTestScript(test, require_script=True)
+        if isinstance(parsed, lit.Test.Result):
+            return parsed
+        if litConfig.noExecute:
+            return lit.Test.Result(lit.Test.PASS)
+        tmp_dir, tmp_base = TR.getTempPaths(test)
+        substitutions = TR.getDefaultSubstitutions(test, tmp_dir, tmp_base)
+        conditions = {feature: True for feature in test.config.available_features}
+        script = TR.applySubstitutions(
+            parsed,
+            [*substitutions, UNKNOWN_SUBSTITUTION],
+            conditions,
+            recursion_limit=test.config.recursiveExpansionLimit,
+        )
+        problems = _unknown_substitutions(script, test, substitutions)
+        if problems:
+            return lit.Test.Result(lit.Test.UNRESOLVED, problems)
+        return TR._runShTest(test, litConfig, False, script, tmp_base)
 
     def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
         for test in super().getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig):
             if is_test_file(Path(test.getSourcePath())):
                 yield test
+
+
+def _unknown_substitutions(script: list[str], test, substitutions) -> str:
+    """One message per unknown `%name`, located at its RUN line, with close known names."""
+    known = sorted(
+        {
+            pattern
+            for pattern, _ in substitutions
+            if re.fullmatch(r"%[\w{}:-]+", pattern) and pattern not in ("%%",)
+        }
+    )
+    lines = []
+    for ln in script:
+        for m in _MARKED.finditer(ln):
+            dbg = _DBG.match(ln)
+            where = f"{test.getSourcePath()}:{dbg.group(1)}" if dbg else test.getSourcePath()
+            name = m.group(1)
+            hint = did_you_mean(name, known) or (
+                "define it in lit.cfg.py / mlirpipe_tools, with DEFINE:, or write %% for a "
+                "literal %"
+            )
+            lines.append(
+                f"{where}: error: unknown substitution '{name}' in a RUN line\n  hint: {hint}"
+            )
+    return "\n".join(lines)

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import lit.ShUtil as ShUtil
 import lit.TestRunner as TestRunner
@@ -99,21 +99,27 @@ def _plan(pipeline, shenv) -> list[_Planned] | None:
 _PIPED = object()  # stdin comes from the previous command (or is empty for the first)
 
 
-def _run_pipeline(pipeline, planned: list[_Planned], shenv, results, timeout_helper) -> int:
+def _run_pipeline(
+    pipeline, planned: list[_Planned], shenv, results, timeout_helper, trace: ShellTrace
+) -> int:
     """lit's `_executeShCmd` for one pipeline, with the tools called instead of spawned."""
     opened_files: list = []
     piped = b""
     statuses = []
     outputs = []
+    inputs = []
     try:
         for n, step in enumerate(planned):
             last = n == len(planned) - 1
             stdin, stdout, stderr = processRedirects(step.command, _PIPED, shenv, opened_files)
             data = piped if stdin is _PIPED else stdin.buffer.read()
+            inputs.append(data)
             out_buf, err_buf = io.BytesIO(), io.BytesIO()
             out = _stream(out_buf)
             # `2>&1` into the pipe, or stdout and stderr into one file: one interleaved stream.
-            merged = stderr is stdout or (stderr == subprocess.STDOUT and stdout == subprocess.PIPE)
+            merged = (stderr is stdout and not isinstance(stdout, int)) or (
+                stderr == subprocess.STDOUT and stdout == subprocess.PIPE
+            )
             err = out if merged else _stream(err_buf)
             statuses.append(_call(step, data, out, err, shenv))
             out_bytes, err_bytes = out_buf.getvalue(), err_buf.getvalue()
@@ -128,7 +134,7 @@ def _run_pipeline(pipeline, planned: list[_Planned], shenv, results, timeout_hel
                 piped = out_bytes if stdout == subprocess.PIPE else b""
                 if not last:
                     out_bytes = b""  # consumed by the next command
-                if stderr not in (subprocess.PIPE, subprocess.STDOUT) and not merged:
+                if not isinstance(stderr, int) and not merged:
                     _write(stderr, err_bytes)
                     err_bytes = b""
             outputs.append((out_bytes, err_bytes))
@@ -152,16 +158,16 @@ def _run_pipeline(pipeline, planned: list[_Planned], shenv, results, timeout_hel
                             output_files.append((name, path, f.read()))
                     except OSError:
                         pass
-        results.append(
-            ShellCommandResult(
-                pipeline.commands[i],
-                _text(out_bytes),
-                _text(err_bytes),
-                res,
-                timeout_helper.timeoutReached(),
-                output_files,
-            )
+        result = ShellCommandResult(
+            pipeline.commands[i],
+            _text(out_bytes),
+            _text(err_bytes),
+            res,
+            timeout_helper.timeoutReached(),
+            output_files,
         )
+        trace.stdins[id(result)] = _text(inputs[i])
+        results.append(result)
         if pipeline.pipe_err:
             if not exit_code or res != 0:
                 exit_code = res
@@ -216,6 +222,7 @@ class ShellTrace:
     results: list | None = None
     in_process: int = 0
     subprocesses: int = 0
+    stdins: dict[int, str] = field(default_factory=dict)  # id(result) -> its stdin text
 
 
 @contextlib.contextmanager
@@ -232,7 +239,7 @@ def in_process_tools() -> Iterator[ShellTrace]:
             planned = _plan(cmd, shenv)
             if planned is not None:
                 trace.in_process += 1
-                return _run_pipeline(cmd, planned, shenv, results, timeout_helper)
+                return _run_pipeline(cmd, planned, shenv, results, timeout_helper, trace)
             if not _is_echo(cmd):
                 trace.subprocesses += 1
         return original_pipeline(cmd, shenv, results, timeout_helper)

@@ -25,6 +25,7 @@ class CommandResult:
     exit_code: int
     stdout: str
     stderr: str
+    stdin: str | None = None  # known when the command ran in-process
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,7 @@ class FileVerdict:
 _RUN_AT = re.compile(r"^# (?:RUN: at line (\d+)|.*)$")
 
 
-def steps_of(results) -> tuple[RunStep, ...]:
+def steps_of(results, stdins: dict[int, str] | None = None) -> tuple[RunStep, ...]:
     """Group lit's ShellCommandResults (`@echo '# RUN: at line N'`, `@echo CMD`, then the
     command's own results) into RUN lines."""
     steps: list[RunStep] = []
@@ -82,7 +83,8 @@ def steps_of(results) -> tuple[RunStep, ...]:
             elif command is None:
                 command = text
             continue
-        own.append(CommandResult(tuple(args), int(r.exitCode or 0), r.stdout, r.stderr))
+        stdin = (stdins or {}).get(id(r))
+        own.append(CommandResult(tuple(args), int(r.exitCode or 0), r.stdout, r.stderr, stdin))
     flush()
     return tuple(steps)
 
@@ -96,11 +98,13 @@ class LitSession:
         params: dict[str, str] | None = None,
         isolation: str = "fork",
         timeout: float = 0.0,
+        settings=None,  # config.Settings for files outside any lit suite
     ):
         import lit.LitConfig
 
         self.exec_root = Path(exec_root)
         self.isolation = isolation
+        self.settings = settings
         self.timeout = timeout
         self.lit_config = lit.LitConfig.LitConfig(
             progname="pytest-mlirpipe",
@@ -129,7 +133,12 @@ class LitSession:
             suite, in_suite = lit.discovery.getTestSuite(str(path), self.lit_config, self._cache)
             if suite is None:
                 config = lit.TestingConfig.TestingConfig.fromdefaults(self.lit_config)
-                configure(config, source_root=path.parent, exec_root=self.exec_root)
+                configure(
+                    config,
+                    source_root=path.parent,
+                    exec_root=self.exec_root,
+                    settings=self.settings,
+                )
                 suite = lit.Test.TestSuite(
                     "mlirpipe", str(path.parent), str(self.exec_root), config
                 )
@@ -229,7 +238,7 @@ class LitSession:
             test.result.output or "",
             code.isFailure,
             result.elapsed,
-            steps_of(trace.results),
+            steps_of(trace.results, trace.stdins),
             in_process=trace.in_process,
             subprocesses=trace.subprocesses,
         )

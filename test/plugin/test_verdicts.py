@@ -106,10 +106,24 @@ def test_lit_and_pytest_give_the_same_verdict_on_every_file(suite: pytest.Pytest
 def test_a_failure_shows_the_run_line_and_the_filecheck_diagnostic(suite: pytest.Pytester) -> None:
     result = suite.runpytest("tests/fail.mlir", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    text = result.stdout.str()
-    assert "fail.mlir: FAIL: a RUN line failed" in text
-    assert "# RUN: at line 1" in text
-    assert 'fail.mlir:2: error: Couldn\'t match "arith.mulf"' in text
+    result.stdout.fnmatch_lines(
+        [
+            "tests/fail.mlir:1: FAIL at RUN line 1",
+            "  mlirpipe-opt */tests/fail.mlir --pass-pipeline 'builtin.module(canonicalize)'"
+            " | filecheck */tests/fail.mlir",
+            "command: filecheck */tests/fail.mlir",
+            "exit status: 1",
+            '  */tests/fail.mlir:2: error: Couldn\'t match "arith.mulf".',
+            "failing directive:",
+            "  2 | // CHECK: arith.mulf",
+            "input around the failing position:",
+            "  >> 1 | module {",
+            "     2 |   func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {",
+            "reproduce with:",
+            "  cd * && mlirpipe-opt */tests/fail.mlir --pass-pipeline"
+            " 'builtin.module(canonicalize)' | filecheck */tests/fail.mlir",
+        ]
+    )
 
 
 def test_xpass_says_the_file_passed_against_its_xfail_line(suite: pytest.Pytester) -> None:

@@ -1,0 +1,212 @@
+"""The failure report of a RUN/CHECK file: which RUN line, which stage, the FileCheck
+diagnostic with the input around it, and a command that reproduces it outside pytest."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from .config import tool_commands
+from .lit_runner import FileVerdict, RunStep
+
+HEADS = {
+    "XPASS": "XPASS: the file passed but its XFAIL line expects a failure",
+    "UNRESOLVED": "UNRESOLVED: the test file is malformed",
+    "TIMEOUT": "TIMEOUT: the test took too long",
+}
+_POSITION = re.compile(r"Current position at (?P<name>.+?):(?P<line>\d+):(?P<col>\d+)")
+_CONTEXT_LINES = 4
+_NOT_FOUND = re.compile(r"'(?P<tool>[^']+)': command not found")
+
+
+def user_command(command: str) -> str:
+    """The command with tool expansions turned back into the tool names users type."""
+    for tool, expansion in sorted(tool_commands().items(), key=lambda kv: kv[0]):
+        command = command.replace(expansion, tool if tool != "FileCheck" else "filecheck")
+    return command
+
+
+def failed_step(verdict: FileVerdict) -> RunStep | None:
+    """The RUN line that made the file fail: lit stops at the first failing one."""
+    for step in verdict.steps:
+        if step.failed:
+            return step
+    return verdict.steps[-1] if verdict.steps else None
+
+
+_SHELL_ERROR = re.compile(r"shell parser error on RUN: at line (?P<line>\d+): (?P<cmd>.*)")
+_BAD_EXPRESSION = re.compile(
+    r"expected: (?P<expected>.*)\nhave: (?P<have>.*)\nin expression: '(?P<expr>.*)'\n"
+    r"in (?P<kw>[A-Z_-]+): directive on test line (?P<line>\d+)"
+)
+
+
+def _unresolved(path: Path, output: str) -> str | None:
+    """lit's malformed-file messages, said with the file:line and what to do."""
+    m = _SHELL_ERROR.search(output)
+    if m:
+        command = user_command(m.group("cmd").strip())
+        try:
+            shlex.split(command)
+            why = "the shell cannot parse it"
+            hint = "check the quoting and the shell operators (|, &&, <, >, 2>&1)"
+        except ValueError as exc:
+            why = "a quote is not closed" if "quotation" in str(exc) else str(exc)
+            hint = "close the quote, or escape a literal quote with a backslash"
+        return (
+            f"{path}:{m.group('line')}: error: cannot parse RUN line {m.group('line')}: {why}\n"
+            f"  {command}\n  hint: {hint}"
+        )
+    m = _BAD_EXPRESSION.search(output)
+    if m:
+        return (
+            f"{path}:{m.group('line')}: error: malformed {m.group('kw')}: expression "
+            f"'{m.group('expr')}': expected {m.group('expected')}, found {m.group('have')}\n"
+            "  hint: combine features with &&, || and ! and parentheses, "
+            f"e.g. {m.group('kw')}: torch && !onnx"
+        )
+    return None
+
+
+def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> str:
+    step = failed_step(verdict) if verdict.code == "FAIL" else None
+    if verdict.code == "UNRESOLVED":
+        message = _unresolved(path, verdict.output)
+        if message:
+            return f"{path}: {HEADS['UNRESOLVED']}\n{message}"
+    if step is None or verdict.code != "FAIL":
+        head = HEADS.get(verdict.code, f"{verdict.code}: a RUN line failed")
+        lines = [f"{path}: {head}"]
+        if verdict.crash:
+            lines.append(f"the in-process run ended early: {verdict.crash}")
+        lines.append(verdict.output.rstrip())
+        return "\n".join(lines)
+    where = f"RUN line {step.line}" if step.line else "a RUN line"
+    lines = [f"{path}:{step.line or 0}: FAIL at {where}", f"  {user_command(step.command)}"]
+    if verdict.crash:
+        lines.append(f"  the in-process run ended early: {verdict.crash}")
+    stage = _stage_of(step.command)
+    if stage:
+        lines.append(f"  stage: {stage}")
+    for result in step.results:
+        if result.exit_code == 0 and not result.stderr.strip():
+            continue
+        cmd = user_command(shlex.join(result.args))
+        lines.append(f"command: {cmd}")
+        lines.append(f"exit status: {result.exit_code}")
+        if result.stderr.strip():
+            lines.append(_indent(result.stderr.rstrip()))
+        hint = _not_found_hint(result.stderr) or _no_checks_hint(result.stderr)
+        if hint:
+            lines.append(f"  hint: {hint}")
+    directive = _failing_directive(step)
+    if directive:
+        lines.append("failing directive:")
+        lines.append(directive)
+    dump = _input_dump(step)
+    if dump:
+        lines.append("input around the failing position:")
+        lines.append(dump)
+    lines.append("reproduce with:")
+    lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {_repro(step)}")
+    if verbose:
+        lines.append("lit output:")
+        lines.append(verdict.output.rstrip())
+    return "\n".join(lines)
+
+
+def _repro(step: RunStep) -> str:
+    return user_command(step.command)
+
+
+def _stage_of(command: str) -> str | None:
+    """'STAGE of pipeline P' from the --pipeline/--stop-after options of mlirpipe-opt."""
+    try:
+        words = shlex.split(user_command(command))
+    except ValueError:
+        return None
+    opts: dict[str, str] = {}
+    for i, w in enumerate(words):
+        for flag in ("--pipeline", "--stop-after", "--start-after"):
+            if w == flag and i + 1 < len(words):
+                opts[flag] = words[i + 1]
+            elif w.startswith(flag + "="):
+                opts[flag] = w.split("=", 1)[1]
+    if "--pipeline" not in opts:
+        return None
+    stop = opts.get("--stop-after")
+    where = f"up to '{stop}'" if stop else "all stages"
+    return f"{where} of pipeline '{opts['--pipeline']}'"
+
+
+_CHECK_ERROR = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): error:", re.M)
+
+
+def _failing_directive(step: RunStep) -> str | None:
+    """The check file's line that FileCheck names in its error."""
+    for result in step.results:
+        m = _CHECK_ERROR.search(result.stderr)
+        if m is None:
+            continue
+        try:
+            text = Path(m.group("file")).read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        n = int(m.group("line"))
+        if 1 <= n <= len(text):
+            return f"  {n} | {text[n - 1]}"
+    return None
+
+
+def _input_dump(step: RunStep) -> str | None:
+    """Numbered input lines around FileCheck's 'Current position', with a marker."""
+    for result in step.results:
+        m = _POSITION.search(result.stderr)
+        if m is None or result.stdin is None:
+            continue
+        text = result.stdin
+        if m.group("name") not in ("<stdin>", "-"):
+            try:
+                text = Path(m.group("name")).read_text(errors="replace")
+            except OSError:
+                continue
+        lines = text.splitlines()
+        at = max(1, int(m.group("line")))
+        lo, hi = max(1, at - _CONTEXT_LINES), min(len(lines), at + _CONTEXT_LINES)
+        width = len(str(hi))
+        out = []
+        for n in range(lo, hi + 1):
+            mark = ">>" if n == at else "  "
+            out.append(f"  {mark} {n:>{width}} | {lines[n - 1]}")
+        return "\n".join(out)
+    return None
+
+
+def _not_found_hint(stderr: str) -> str | None:
+    m = _NOT_FOUND.search(stderr)
+    if m is None:
+        return None
+    tool = m.group("tool")
+    return (
+        f"'{tool}' is not installed or not on PATH: install it, add its directory to "
+        f"mlirpipe_tool_dirs, or map it in mlirpipe_tools (e.g. {tool}=build/bin/{tool})"
+    )
+
+
+_NO_CHECKS = re.compile(r"No check strings found with prefix (?P<prefix>[\w-]+):")
+
+
+def _no_checks_hint(stderr: str) -> str | None:
+    m = _NO_CHECKS.search(stderr)
+    if m is None:
+        return None
+    p = m.group("prefix")
+    return (
+        f"the check file has no {p}: lines: add one, or pass the prefix its lines use "
+        "(--check-prefix / --check-prefixes)"
+    )
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + ln for ln in text.splitlines())

@@ -1,0 +1,195 @@
+"""RUN lines run in-process give the same output and exit status as the same commands run as
+processes; the forked child contains crashes and hangs; stage prefixes are lowered once."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_mlirpipe.filetests.lit_runner import LitSession
+from pytest_mlirpipe.lowering import passes
+from pytest_mlirpipe.lowering.prefix_cache import prefix_cache
+from pytest_mlirpipe.lowering.stages import run_stages
+
+IR = (
+    "func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %0 = arith.addf %arg0, %arg0 : tensor<4xf32>\n"
+    "  return %0 : tensor<4xf32>\n"
+    "}\n"
+)
+CANON = "mlirpipe-opt %s --pass-pipeline 'builtin.module(canonicalize)'"
+FORBID = "mlirpipe-opt %s --pass-pipeline 'builtin.module(mlirpipe-forbid-ops{ops=arith.*})'"
+
+# One RUN line each: pipes, redirections, `not`, `!`, stdin, failures, help text.
+RUN_LINES = {
+    "pipe": f"{CANON} | filecheck %s --check-prefix=OK",
+    "stdin": f"{CANON} | mlirpipe-opt - --pass-pipeline 'builtin.module(cse)' | filecheck %s"
+    " --check-prefix=OK",
+    "to-file": f"{CANON} -o %t.out && filecheck %s --check-prefix=OK --input-file %t.out",
+    "redirect-out": f"{CANON} > %t.r && filecheck %s --check-prefix=OK < %t.r",
+    "stderr-merged": f"not {FORBID} 2>&1 | filecheck %s --check-prefix=ERR",
+    "stderr-to-file": f"not {FORBID} 2> %t.err && filecheck %s --check-prefix=ERR < %t.err",
+    "both-to-file": f"not {FORBID} &> %t.both && filecheck %s --check-prefix=ERR < %t.both",
+    "bang": f"! {FORBID} 2>&1 | filecheck %s --check-prefix=ERR",
+    "tool-fails": f"{FORBID}",
+    "check-fails": f"{CANON} | filecheck %s --check-prefix=NOPE",
+    "not-passes": f"not {CANON}",
+    "usage-error": "mlirpipe-opt %s --pipeline no-such-pipeline",
+    "help": "mlirpipe-opt --help | filecheck %s --check-prefix=HELP",
+    "filecheck-help": "filecheck --help",
+    "bad-input": "mlirpipe-opt %t.missing --pass-pipeline 'builtin.module(cse)'",
+}
+CHECKS = (
+    "// OK: arith.addf\n"
+    "// ERR: error: 'arith.addf' is forbidden here by mlirpipe-forbid-ops\n"
+    "// NOPE: arith.mulf\n"
+    "// HELP: usage: mlirpipe-opt\n"
+)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("runlines")
+    out = {}
+    for name, line in RUN_LINES.items():
+        path = root / f"{name}.mlir"
+        path.write_text(f"// RUN: {line}\n{CHECKS}{IR}")
+        out[name] = path
+    return out
+
+
+def _comparable(verdict):
+    """What must not differ between runners: verdict and each command's status and output."""
+
+    def same(text: str) -> str:  # each run writes its repro file to a fresh folder
+        return re.sub(r"mlirpipe-repro-\w+", "mlirpipe-repro-*", text)
+
+    steps = [
+        (s.line, [(r.args, r.exit_code, same(r.stdout), same(r.stderr)) for r in s.results])
+        for s in verdict.steps
+    ]
+    return verdict.code, steps
+
+
+@pytest.mark.parametrize("name", sorted(RUN_LINES))
+def test_in_process_tools_match_subprocesses(name, files, tmp_path):
+    lit_way = LitSession(tmp_path, isolation="subprocess").run(files[name])
+    here = LitSession(tmp_path, isolation="none").run(files[name])
+
+    assert here.in_process >= 1 and here.subprocesses == 0
+    assert _comparable(here) == _comparable(lit_way)
+
+
+def test_the_verdicts_cover_passing_and_failing_lines(files, tmp_path):
+    session = LitSession(tmp_path, isolation="none")
+    codes = {name: session.run(path).code for name, path in files.items()}
+
+    failing = {"tool-fails", "check-fails", "not-passes", "usage-error", "bad-input"}
+    assert {n for n, c in codes.items() if c == "FAIL"} == failing
+    assert {n for n, c in codes.items() if c == "PASS"} == set(RUN_LINES) - failing
+
+
+def test_a_forked_run_gives_the_in_process_verdict(files, tmp_path):
+    forked = LitSession(tmp_path, isolation="fork").run(files["check-fails"])
+    here = LitSession(tmp_path, isolation="none").run(files["check-fails"])
+
+    assert _comparable(forked) == _comparable(here)
+    assert forked.crash == ""
+
+
+@pytest.fixture
+def crashing_passes():
+    """Python passes that abort, exit or hang; a forked child inherits them."""
+
+    def body(action):
+        def factory(options):
+            def run(op, pass_):
+                action()
+
+            return run
+
+        return factory
+
+    passes.register("test-abort", "aborts")(body(os.abort))
+    passes.register("test-exit", "exits")(body(lambda: os._exit(3)))
+    passes.register("test-hang", "hangs")(body(lambda: time.sleep(60)))
+    yield
+    for name in ("test-abort", "test-exit", "test-hang"):
+        passes._REGISTRY.pop(name, None)
+
+
+def _file(tmp_path: Path, pass_name: str) -> Path:
+    path = tmp_path / f"{pass_name}.mlir"
+    line = f"mlirpipe-opt %s --pass-pipeline 'builtin.module({pass_name})' | filecheck %s"
+    path.write_text(f"// RUN: {line}\n// CHECK: func.func\n{IR}")
+    return path
+
+
+def test_an_abort_fails_only_its_file_and_says_where(crashing_passes, tmp_path):
+    session = LitSession(tmp_path / "exec", isolation="fork")
+
+    verdict = session.run(_file(tmp_path, "test-abort"))
+    after = session.run(_file(tmp_path, "canonicalize"))
+
+    assert verdict.code == "FAIL"
+    assert verdict.crash.startswith(
+        "killed by SIGABRT (an abort (failed assertion or LLVM fatal error)), "
+        "while running RUN line 1: "
+    )
+    assert "stage 'pass-pipeline' of pipeline '--pass-pipeline'" in verdict.crash
+    assert after.code == "PASS"
+
+
+def test_a_pass_that_calls_exit_is_reported_with_its_status(crashing_passes, tmp_path):
+    verdict = LitSession(tmp_path / "exec", isolation="fork").run(_file(tmp_path, "test-exit"))
+
+    assert verdict.code == "FAIL"
+    assert verdict.crash.startswith("exited with status 3, while running RUN line 1: ")
+
+
+def test_a_hang_is_a_timeout_that_says_where(crashing_passes, tmp_path):
+    session = LitSession(tmp_path / "exec", isolation="fork", timeout=1.0)
+
+    start = time.perf_counter()
+    verdict = session.run(_file(tmp_path, "test-hang"))
+
+    assert time.perf_counter() - start < 20
+    assert verdict.code == "TIMEOUT"
+    assert verdict.output.startswith(
+        "no verdict after 1 s (mlirpipe_timeout), while running RUN line 1: "
+    )
+    assert verdict.output.endswith(", stage 'pass-pipeline' of pipeline '--pass-pipeline'")
+
+
+def test_later_stage_prefixes_start_from_the_cached_ones(refbackend, mm_linalg):
+    plain = [
+        run_stages(mm_linalg, refbackend, stop_after=s).final_ir
+        for s in ("bufferize", "finalizing-bufferize", "linalg-to-loops")
+    ]
+    with prefix_cache() as cache:
+        cached = [
+            run_stages(mm_linalg, refbackend, stop_after=s).final_ir
+            for s in ("bufferize", "finalizing-bufferize", "linalg-to-loops")
+        ]
+        again = run_stages(mm_linalg, refbackend, stop_after="bufferize")
+
+    assert cached == plain
+    assert again.final_ir == plain[0]
+    # bufferize (2 stages) reused by finalizing-bufferize, that (3) by linalg-to-loops, then 2.
+    assert (cache.hits, cache.stages_reused) == (3, 2 + 3 + 2)
+    assert [s.stage for s in again.snapshots] == ["generalize-tensor-pad", "bufferize"]
+
+
+def test_a_different_input_is_not_served_from_the_cache(refbackend, mm_linalg):
+    with prefix_cache() as cache:
+        run_stages(mm_linalg, refbackend, stop_after="bufferize")
+        other = run_stages(
+            mm_linalg.replace("1.000000e+00", "2.000000e+00"), refbackend, stop_after="bufferize"
+        )
+
+    assert cache.hits == 0
+    assert "2.000000e+00" in other.final_ir
