@@ -43,7 +43,7 @@ def _load() -> None:
     _LOADED = True
     from importlib.metadata import entry_points
 
-    from . import forbid_ops  # noqa: F401  (registers itself)
+    from . import blas, forbid_ops  # noqa: F401  (register themselves)
 
     # Other projects ship their own Python passes through this entry-point group.
     for ep in entry_points(group="mlirpipe.passes"):

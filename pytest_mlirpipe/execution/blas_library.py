@@ -1,0 +1,125 @@
+"""Locate the BLAS library that `mlirpipe-matmul-to-blas` calls into, and its symbol prefix."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import MlirpipeError, Problem
+
+LIBRARY_ENV = "MLIRPIPE_BLAS_LIBRARY"
+PREFIX_ENV = "MLIRPIPE_BLAS_PREFIX"
+# What scipy-openblas32 prefixes its C symbols with (`scipy_cblas_sgemm`); it reports it in the
+# Cflags of its pkg-config text, which `package_prefix()` reads.
+SCIPY_PREFIX = "scipy_"
+_PREFIX_FLAG = re.compile(r"-DBLAS_SYMBOL_PREFIX=(\S*)")
+_SYMBOL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$|^$")
+
+
+class BlasLibraryError(MlirpipeError):
+    """The BLAS library cannot be found or its configuration is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class BlasLibrary:
+    """A BLAS shared library with the CBLAS interface, and the prefix of its symbols."""
+
+    path: Path
+    prefix: str
+    source: (
+        str  # where the path came from: "argument", "$MLIRPIPE_BLAS_LIBRARY", "scipy-openblas32"
+    )
+
+    def symbol(self, name: str) -> str:
+        """`cblas_sgemm` -> the symbol the library exports, e.g. `scipy_cblas_sgemm`."""
+        return f"{self.prefix}{name}"
+
+
+def package_prefix() -> str:
+    """The symbol prefix scipy-openblas32 reports (its `-DBLAS_SYMBOL_PREFIX=` flag)."""
+    try:
+        import scipy_openblas32
+    except ImportError:
+        return SCIPY_PREFIX
+    try:
+        text = scipy_openblas32.get_pkg_config()
+    except (OSError, KeyError):  # a broken install: its .pc file is missing or incomplete
+        return SCIPY_PREFIX
+    m = _PREFIX_FLAG.search(text)
+    return m.group(1) if m else SCIPY_PREFIX
+
+
+def symbol_prefix(prefix: str | None = None, library: str | os.PathLike | None = None) -> str:
+    """The prefix of CBLAS symbols: `prefix`, else $MLIRPIPE_BLAS_PREFIX, else the package's.
+
+    A library given without a prefix (argument or $MLIRPIPE_BLAS_LIBRARY) is taken to export plain
+    `cblas_*` names unless it is a scipy-openblas build, as a system OpenBLAS, BLIS or MKL does.
+    """
+    if prefix is None:
+        prefix = os.environ.get(PREFIX_ENV)
+    if prefix is None:
+        chosen = library if library is not None else os.environ.get(LIBRARY_ENV)
+        plain = chosen and "scipy_openblas" not in Path(chosen).name
+        prefix = "" if plain else package_prefix()
+    if not _SYMBOL.match(prefix):
+        raise BlasLibraryError(
+            Problem(
+                f"BLAS symbol prefix {prefix!r} is not a C identifier prefix",
+                hint=f"set {PREFIX_ENV} to letters, digits and '_' (e.g. 'scipy_'), "
+                "or to '' for plain cblas_* names",
+            )
+        )
+    return prefix
+
+
+def find_blas_library(
+    library: str | os.PathLike | None = None, prefix: str | None = None
+) -> BlasLibrary:
+    """The BLAS library to load or link: `library`, else $MLIRPIPE_BLAS_LIBRARY, else the
+    `libscipy_openblas` of the scipy-openblas32 package. Raises BlasLibraryError saying what is
+    missing and how to fix it."""
+    if library is not None:
+        return _existing(Path(library), "argument", prefix, "pass an existing file")
+    env = os.environ.get(LIBRARY_ENV)
+    if env:
+        return _existing(
+            Path(env), f"${LIBRARY_ENV}", prefix, f"point {LIBRARY_ENV} at an existing file"
+        )
+    try:
+        import scipy_openblas32
+    except ImportError:
+        raise BlasLibraryError(
+            Problem(
+                "no BLAS library: the scipy-openblas32 package is not installed and "
+                f"{LIBRARY_ENV} is not set",
+                hint="pip install scipy-openblas32 (or pip install 'pytest-mlirpipe[blas]'), or "
+                f"set {LIBRARY_ENV}=/path/to/libopenblas.so (and {PREFIX_ENV} if its symbols "
+                "carry a prefix)",
+            )
+        ) from None
+    lib_dir = Path(scipy_openblas32.get_lib_dir())
+    found = sorted(lib_dir.glob("libscipy_openblas*.so*")) if lib_dir.is_dir() else []
+    if not found:
+        raise BlasLibraryError(
+            Problem(
+                f"scipy-openblas32 is installed but has no libscipy_openblas*.so in {lib_dir}",
+                hint="reinstall it: pip install --force-reinstall scipy-openblas32, "
+                f"or set {LIBRARY_ENV} to another BLAS library",
+            )
+        )
+    return BlasLibrary(found[0], symbol_prefix(prefix, found[0]), "scipy-openblas32")
+
+
+def _existing(path: Path, source: str, prefix: str | None, fix: str) -> BlasLibrary:
+    if not path.is_file():
+        what = "does not exist" if not path.exists() else "is not a file"
+        raise BlasLibraryError(
+            Problem(
+                f"BLAS library {path} (from {source}) {what}",
+                hint=f"{fix}: a shared library with the CBLAS interface "
+                "(libopenblas.so, libblis.so, libmkl_rt.so, ...)",
+            )
+        )
+    return BlasLibrary(path.resolve(), symbol_prefix(prefix, path), source)
