@@ -1,0 +1,441 @@
+"""LLVM-dialect modules to native callables (JIT or shared library), and numpy marshalling."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from ..errors import MlirpipeError, Problem
+from . import runtime
+from .signature import EntrySignature, TensorType
+
+CONSUME_PREFIX = "refbackend_consume_func_return_"
+CIFACE = "_mlir_ciface_"
+# What memref.get_global puts in a descriptor's `allocated` field: never to be freed.
+_GLOBAL_SENTINEL = 0xDEADBEEF
+
+
+class Abi(StrEnum):
+    """How a lowered entry point takes its inputs and hands back its results."""
+
+    # refback-munge-calling-conventions: unranked memref arguments, results passed to a
+    # `refbackend_consume_func_return_*` callback; the result buffers are the caller's to free.
+    CALLBACK = "refbackend-callback"
+    # llvm.emit_c_interface on a function returning memrefs: `_mlir_ciface_f(ret*, in*...)`
+    # fills a struct of descriptors; the result buffers are the caller's to free.
+    RETURNED = "returned-memrefs"
+    # buffer-results-to-out-params: `_mlir_ciface_f(in*..., out*...)` writes into buffers the
+    # caller allocated; nothing to free, nothing allocated per call for the results.
+    DESTINATION = "destination-passing"
+
+
+@dataclass(frozen=True, slots=True)
+class EntryAbi:
+    """The ABI of a lowered entry point, read from its LLVM-dialect module."""
+
+    abi: Abi
+    function: str
+    consume: str | None = None  # the callback's name (CALLBACK only), without _mlir_ciface_
+
+
+_LLVM_FUNC = re.compile(r"^\s*llvm\.func\s+(?:private\s+)?@([\w$.]+)\(([^)]*)\)(.*)$", re.M)
+
+
+def detect_abi(llvm_ir: str, signature: EntrySignature) -> EntryAbi:
+    """Which of the three ABIs the lowered module of `signature` uses."""
+    funcs = {m.group(1): (m.group(2), m.group(3)) for m in _LLVM_FUNC.finditer(llvm_ir)}
+    name = signature.function
+    if CIFACE + name not in funcs:
+        raise MlirpipeError(
+            Problem(
+                f"the lowered module has no C interface for @{name} (no @{CIFACE}{name})",
+                hint="the pipeline must give the entry point llvm.emit_c_interface: add "
+                "func.func(llvm-request-c-wrappers) before convert-func-to-llvm, or "
+                "refback-munge-calling-conventions",
+            )
+        )
+    consumers = [f for f in funcs if f.startswith(CIFACE + CONSUME_PREFIX)]
+    if consumers:
+        return EntryAbi(Abi.CALLBACK, name, consumers[0][len(CIFACE) :])
+    params, _ = funcs[CIFACE + name]
+    n_params = len([p for p in params.split(",") if p.strip()])
+    _, raw_rest = funcs.get(name, ("", ""))
+    returns_value = "->" in raw_rest.split("attributes")[0]
+    if returns_value and n_params == len(signature.inputs) + 1:
+        return EntryAbi(Abi.RETURNED, name)
+    if not returns_value and n_params == len(signature.inputs) + len(signature.results):
+        return EntryAbi(Abi.DESTINATION, name)
+    raise MlirpipeError(
+        Problem(
+            f"cannot tell how @{CIFACE}{name} takes its {len(signature.inputs)} inputs and "
+            f"{len(signature.results)} results: it has {n_params} parameters",
+            hint="expected one of: results through refbackend_consume_func_return_* "
+            "(refback-munge-calling-conventions), returned memrefs (llvm-request-c-wrappers), "
+            "or results as trailing out-params (buffer-results-to-out-params)",
+        )
+    )
+
+
+def check_llvm_only(llvm_ir: str, pipeline: str) -> None:
+    """Raise when ops other than llvm.* are left (the pipeline does not reach LLVM)."""
+    left = sorted(
+        {
+            m.group(1)
+            for m in re.finditer(r"^\s*(?:%[\w:#, ]+=\s*)?\"?([a-z_]+\.[a-z_.]+)", llvm_ir, re.M)
+            if not m.group(1).startswith(("llvm.", "builtin.")) and m.group(1) != "module"
+        }
+    )
+    if left:
+        raise MlirpipeError(
+            Problem(
+                f"pipeline '{pipeline}' left non-LLVM ops: {', '.join(left[:8])}"
+                + (" ..." if len(left) > 8 else ""),
+                hint="an execution test needs a pipeline that ends in the llvm dialect; "
+                "`mlirpipe stages FILE --pipeline P` shows which stage leaves them",
+            )
+        )
+
+
+# ---- descriptors ---------------------------------------------------------------------------
+
+
+@functools.cache
+def descriptor_type(rank: int) -> type[ctypes.Structure]:
+    """The ctypes struct of a ranked memref descriptor (one class per rank, built once)."""
+    fields: list[tuple[str, Any]] = [
+        ("allocated", ctypes.c_void_p),
+        ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_int64),
+    ]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRefDescriptor{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+class UnrankedDescriptor(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int64), ("descriptor", ctypes.c_void_p)]
+
+
+@functools.cache
+def _libc_free() -> Callable[[int], None]:
+    libc = ctypes.CDLL(None)
+    free = libc.free
+    free.argtypes = [ctypes.c_void_p]
+    free.restype = None
+    return free
+
+
+def _fill(desc: ctypes.Structure, array: np.ndarray) -> None:
+    """Point `desc` at the contiguous `array`."""
+    ptr = array.ctypes.data
+    desc.allocated = ptr
+    desc.aligned = ptr
+    desc.offset = 0
+    if array.ndim:
+        desc.sizes[:] = array.shape
+        desc.strides[:] = (
+            [s // array.itemsize for s in array.strides] if array.size else [1] * (array.ndim)
+        )
+
+
+def _read(desc: ctypes.Structure, t: TensorType, out: np.ndarray | None) -> np.ndarray:
+    """Copy what `desc` points at into `out` (or a fresh array); the memory is not freed here."""
+    dtype = np.dtype(t.numpy_dtype)
+    shape = tuple(desc.sizes) if t.rank else ()
+    strides = tuple(desc.strides) if t.rank else ()
+    if out is None or out.shape != shape:
+        out = np.empty(shape, dtype)
+    if out.size == 0:
+        return out
+    base = (desc.aligned or 0) + desc.offset * dtype.itemsize
+    contiguous = all(
+        st == int(np.prod(shape[i + 1 :], dtype=np.int64))
+        for i, st in enumerate(strides)
+        if shape[i] != 1
+    )
+    if contiguous:
+        ctypes.memmove(out.ctypes.data, base, out.nbytes)
+        return out
+    span = 1 + sum((n - 1) * st for n, st in zip(shape, strides, strict=True))
+    raw = np.ctypeslib.as_array((ctypes.c_byte * (span * dtype.itemsize)).from_address(base))
+    view = np.lib.stride_tricks.as_strided(
+        raw.view(dtype), shape, tuple(s * dtype.itemsize for s in strides)
+    )
+    out[...] = view
+    return out
+
+
+# ---- marshalling ---------------------------------------------------------------------------
+
+
+def to_numpy(value: Any, t: TensorType, position: int) -> np.ndarray:
+    """An input as a contiguous numpy array of the signature's dtype (copied if non-contiguous)."""
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch.Tensor
+        value = value.detach().cpu().resolve_conj().resolve_neg().numpy()
+    array = np.asarray(value)
+    want = np.dtype(t.numpy_dtype)
+    if array.dtype != want:
+        raise MlirpipeError(
+            Problem(
+                f"input {position} ('{t.name}') is {array.dtype}, but the compiled function "
+                f"takes {t.dtype} ({want})",
+                hint=f"pass a {want} array, e.g. x.astype(np.{want}) or tensor.to(torch.{want})",
+            )
+        )
+    if array.ndim != t.rank or any(
+        d is not None and d != n for d, n in zip(t.shape, array.shape, strict=False)
+    ):
+        raise MlirpipeError(
+            Problem(
+                f"input {position} ('{t.name}') has shape {list(array.shape)}, but the compiled "
+                f"function takes {t}",
+                hint="compile again with example inputs of this shape, or mark the dimension "
+                "dynamic ('?') in the MLIR",
+            )
+        )
+    # Copied when strided (np.ascontiguousarray would also turn a 0-d array into 1-d).
+    return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+class NativeFunction:
+    """A compiled entry point called with numpy arrays; ctypes objects are built once here."""
+
+    def __init__(
+        self,
+        signature: EntrySignature,
+        abi: EntryAbi,
+        entry: Callable[[], Callable[[int], None]],
+        keepalive: Sequence[object] = (),
+        register_consumer: Callable[[str, int], None] | None = None,
+        kind: str = "jit",
+        runtime_lib: ctypes.CDLL | None = None,
+    ):
+        self.signature = signature
+        self.abi = abi
+        self.kind = kind
+        self.native_abi = abi.abi  # the lowered code's own ABI (an AOT shim wraps it)
+        self._keepalive = list(keepalive)
+        sig = signature
+        if abi.abi is Abi.DESTINATION and not all(r.is_static for r in sig.results):
+            raise MlirpipeError(
+                Problem(
+                    f"@{sig.function} passes results as out-params, but result shapes "
+                    f"{', '.join(str(r) for r in sig.results)} are not all static",
+                    hint="destination passing needs the caller to allocate each result; use a "
+                    "pipeline that returns results (e.g. refbackend) for dynamic result shapes",
+                )
+            )
+        self._in_desc = [descriptor_type(t.rank)() for t in sig.inputs]
+        self._out_desc = [descriptor_type(t.rank)() for t in sig.results]
+        pointers: list[ctypes.c_void_p] = []
+        self._native_consumer = False
+        if abi.abi is Abi.CALLBACK:
+            self._unranked = [
+                UnrankedDescriptor(t.rank, ctypes.addressof(d))
+                for t, d in zip(sig.inputs, self._in_desc, strict=True)
+            ]
+            pointers = [ctypes.c_void_p(ctypes.addressof(u)) for u in self._unranked]
+            assert register_consumer is not None and abi.consume is not None
+            lib = runtime_lib
+            if (
+                lib is not None
+                and 0 < len(sig.results) <= runtime.MAX_RESULTS
+                and all(t.rank <= runtime.MAX_RANK for t in sig.results)
+            ):
+                # A C consumer keeps the descriptors; Python copies and frees after the call.
+                self._native_consumer = True
+                self._out_desc = [
+                    descriptor_type(t.rank).from_address(runtime.taken_address(lib, i))
+                    for i, t in enumerate(sig.results)
+                ]
+                address = runtime.symbol_address(lib, f"mlirpipe_consume_{len(sig.results)}")
+                register_consumer(CIFACE + abi.consume, address)
+            else:
+                self._consumer = self._make_consumer()
+                register_consumer(
+                    CIFACE + abi.consume, ctypes.cast(self._consumer, ctypes.c_void_p).value or 0
+                )
+        elif abi.abi is Abi.RETURNED:
+            fields = [(f"r{i}", type(d)) for i, d in enumerate(self._out_desc)]
+            self._ret = type("Results", (ctypes.Structure,), {"_fields_": fields})()
+            self._ret_ptr = ctypes.c_void_p(ctypes.addressof(self._ret))
+            # Views into the struct the callee fills (ctypes shares the memory).
+            self._out_desc = [getattr(self._ret, f"r{i}") for i in range(len(sig.results))]
+            pointers = [self._ret_ptr] + [
+                ctypes.c_void_p(ctypes.addressof(d)) for d in self._in_desc
+            ]
+        else:
+            pointers = [ctypes.c_void_p(ctypes.addressof(d)) for d in self._in_desc] + [
+                ctypes.c_void_p(ctypes.addressof(d)) for d in self._out_desc
+            ]
+        self._pointers = pointers
+        # Looked up after the consumer is registered: the lookup resolves every symbol.
+        self._entry = entry()
+        if not self._entry:
+            raise MlirpipeError(
+                Problem(
+                    f"the JIT could not compile @{sig.function}: a symbol it calls is missing "
+                    "(the JIT printed which one above)",
+                    hint="lowered code may call only libc, libm and memrefCopy; lower the op "
+                    "that needs another runtime function inside the pipeline",
+                )
+            )
+        self._packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
+        self._packed_address = ctypes.addressof(self._packed)
+        self._inputs: list[np.ndarray] = []
+        self._outputs: list[np.ndarray | None] = [None] * len(sig.results)
+
+    # The callback is created once per compiled function: per call it copies and frees.
+    def _make_consumer(self) -> object:
+        n = len(self.signature.results)
+        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))
+        results = self.signature.results
+        out_desc = self._out_desc
+
+        def consume(*unranked_ptrs: int) -> None:
+            for i, p in enumerate(unranked_ptrs):
+                u = UnrankedDescriptor.from_address(p)
+                ctypes.memmove(
+                    ctypes.addressof(out_desc[i]), u.descriptor, ctypes.sizeof(out_desc[i])
+                )
+            self._collect(results)
+
+        return proto(consume)
+
+    def _collect(self, results: Sequence[TensorType]) -> None:
+        """Copy each result out of the callee's buffer, then free the buffers it allocated."""
+        owned = {d.allocated for d in self._in_desc}
+        freed: set[int] = set()
+        for i, t in enumerate(results):
+            d = self._out_desc[i]
+            self._outputs[i] = _read(d, t, self._outputs[i])
+        free = _libc_free()
+        for d in self._out_desc:
+            ptr = d.allocated
+            if ptr and ptr != _GLOBAL_SENTINEL and ptr not in owned and ptr not in freed:
+                free(ptr)
+                freed.add(ptr)
+
+    def bind(self, *inputs: Any) -> Callable[[], None]:
+        """A zero-argument call with `inputs` marshalled once (for timing); results land in
+        `self.outputs()`. Destination passing writes into buffers allocated here."""
+        sig = self.signature
+        if len(inputs) != len(sig.inputs):
+            raise MlirpipeError(
+                Problem(
+                    f"@{sig.function} takes {len(sig.inputs)} inputs "
+                    f"({', '.join(str(t) for t in sig.inputs)}), got {len(inputs)}",
+                    hint="pass one array per argument of the model's forward()",
+                )
+            )
+        self._inputs = [
+            to_numpy(v, t, i) for i, (v, t) in enumerate(zip(inputs, sig.inputs, strict=True))
+        ]
+        for d, a in zip(self._in_desc, self._inputs, strict=True):
+            _fill(d, a)
+        if self.abi.abi is Abi.DESTINATION:
+            self._outputs = [np.empty(t.shape, t.numpy_dtype) for t in sig.results]
+            for d, a in zip(self._out_desc, self._outputs, strict=True):
+                _fill(d, a)
+            entry, address = self._entry, self._packed_address
+            return functools.partial(entry, address)
+        if self.abi.abi is Abi.RETURNED or self._native_consumer:
+            entry, address, collect = self._entry, self._packed_address, self._collect
+
+            def call() -> None:
+                entry(address)
+                collect(sig.results)
+
+            return call
+        return functools.partial(self._entry, self._packed_address)
+
+    def outputs(self) -> list[np.ndarray]:
+        return [o for o in self._outputs if o is not None]
+
+    def __call__(self, *inputs: Any) -> list[np.ndarray]:
+        """Run once; fresh result arrays each call."""
+        self._outputs = [None] * len(self.signature.results)
+        self.bind(*inputs)()
+        outs = self.outputs()
+        self._outputs = [None] * len(self.signature.results)
+        return outs
+
+
+def jit(
+    llvm_ir: str,
+    signature: EntrySignature,
+    *,
+    opt_level: int = 3,
+    shared_libs: Sequence[str] = (),
+) -> NativeFunction:
+    """JIT-compile an LLVM-dialect module with MLIR's ExecutionEngine."""
+    from torch_mlir.execution_engine import ExecutionEngine
+
+    from ..mlir_env import new_context, parse_module
+
+    abi = detect_abi(llvm_ir, signature)
+    ctx = new_context()
+    module = parse_module(llvm_ir, "<lowered>", ctx)
+    with ctx:
+        engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs))
+    lib = runtime.runtime_library()
+    keep: list[object] = [ctx, module, engine]
+
+    def register(name: str, address: int) -> None:
+        engine.raw_register_runtime(name, ctypes.c_void_p(address))
+
+    if "memrefCopy" in llvm_ir:
+        if lib is not None:
+            register("memrefCopy", runtime.symbol_address(lib, "memrefCopy"))
+        else:
+            copy = _python_memref_copy()
+            keep.append(copy)
+            register("memrefCopy", ctypes.cast(copy, ctypes.c_void_p).value or 0)
+
+    def entry() -> Callable[[int], None] | None:
+        address = engine.raw_lookup(CIFACE + signature.function)
+        return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address) if address else None
+
+    return NativeFunction(
+        signature,
+        abi,
+        entry,
+        keepalive=keep,
+        register_consumer=register,
+        kind="jit",
+        runtime_lib=lib,
+    )
+
+
+def _python_memref_copy() -> object:
+    """memrefCopy for machines without a C compiler (slow: a Python call per copy)."""
+
+    def copy(elsize: int, src: int, dst: int) -> None:
+        s, d = UnrankedDescriptor.from_address(src), UnrankedDescriptor.from_address(dst)
+        sd = descriptor_type(s.rank).from_address(s.descriptor)
+        dd = descriptor_type(d.rank).from_address(d.descriptor)
+        shape = tuple(sd.sizes) if s.rank else ()
+        n = int(np.prod(shape, dtype=np.int64))
+        if n == 0:
+            return
+        dtype = np.dtype(f"V{elsize}")
+
+        def view(desc, rank):
+            strides = tuple(desc.strides) if rank else ()
+            span = 1 + sum((k - 1) * st for k, st in zip(shape, strides, strict=True))
+            base = desc.aligned + desc.offset * elsize
+            raw = np.ctypeslib.as_array((ctypes.c_byte * (span * elsize)).from_address(base))
+            return np.lib.stride_tricks.as_strided(
+                raw.view(dtype), shape, tuple(st * elsize for st in strides)
+            )
+
+        view(dd, d.rank)[...] = view(sd, s.rank)
+
+    return ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)(copy)

@@ -1,0 +1,87 @@
+"""Outcomes as a terminal table (case x pipeline) and as JSON for trend tracking."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .runner import Outcome
+from .timing import format_seconds
+
+JSON_FORMAT = 1
+
+
+def outcome_to_dict(o: Outcome) -> dict[str, Any]:
+    """Plain data (for JSON and for shipping from an xdist worker)."""
+    d = dataclasses.asdict(o)
+    d["max_abs"] = o.max_abs
+    d["ok"] = o.verdict == "PASS"
+    return d
+
+
+def row_of(d: dict[str, Any]) -> list[str]:
+    t, tt = d.get("timing"), d.get("torch_timing")
+    median = t["median"] if t else None
+    torch_median = tt["median"] if tt else None
+    ratio = f"{median / torch_median:.2f}" if median and torch_median else "-"
+    gflops = f"{d['flops'] / median / 1e9:.2f}" if d.get("flops") and median else "-"
+    notes = []
+    if (t and t.get("loaded")) or (tt and tt.get("loaded")):
+        notes.append("LOADED")
+    if d.get("cached"):
+        notes.append("cached")
+    max_abs = d.get("max_abs")
+    return [
+        d["case"],
+        d["pipeline"] + (f" ({d['mode']})" if d.get("mode") and d["mode"] != "jit" else ""),
+        d["verdict"],
+        f"{max_abs:.2e}" if max_abs is not None else "-",
+        format_seconds(median) if median else "-",
+        format_seconds(torch_median) if torch_median else "-",
+        ratio,
+        gflops,
+        ",".join(notes),
+    ]
+
+
+HEADER = ["case", "pipeline", "verdict", "max err", "median", "torch", "ratio", "GFLOP/s", "notes"]
+
+
+def format_table(rows: Iterable[dict[str, Any]]) -> str:
+    """A fixed-width table; `ratio` is native median / torch eager median (lower is faster)."""
+    body = [row_of(d) for d in rows]
+    if not body:
+        return ""
+    widths = [max(len(r[i]) for r in [HEADER, *body]) for i in range(len(HEADER))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(HEADER, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
+    if any(r[-1].startswith("LOADED") or ",LOADED" in r[-1] for r in body):
+        lines.append(
+            "LOADED: other processes used CPU during timing; those figures are not trustworthy"
+        )
+    return "\n".join(lines)
+
+
+def write_json(path: str | os.PathLike[str], rows: Sequence[dict[str, Any]]) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "format": JSON_FORMAT,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "results": list(rows),
+    }
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=_plain) + "\n")
+    os.replace(tmp, target)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | set):
+        return list(value)
+    return str(value)

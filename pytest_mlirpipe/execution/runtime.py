@@ -1,0 +1,108 @@
+"""The small C runtime lowered code may call: memrefCopy, and native result consumers."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import MlirpipeError
+
+MAX_RESULTS = 16
+SLOT_BYTES = 24 + 16 * 8  # a ranked descriptor of rank <= 8
+MAX_RANK = 8
+
+
+def runtime_source() -> str:
+    consumers = []
+    for n in range(1, MAX_RESULTS + 1):
+        params = ", ".join(f"const mlirpipe_unranked *r{i}" for i in range(n))
+        body = " ".join(f"take({i}, r{i});" for i in range(n))
+        consumers.append(f"void mlirpipe_consume_{n}({params}) {{ {body} }}")
+    return (
+        r"""/* pytest-mlirpipe runtime: what MLIR's c_runner_utils would give lowered code. */
+#include <stdint.h>
+#include <string.h>
+
+typedef struct { int64_t rank; void *descriptor; } mlirpipe_unranked;
+typedef struct { void *allocated; char *aligned; int64_t offset; int64_t dims[]; } mlirpipe_any;
+
+"""
+        + f"char mlirpipe_taken[{MAX_RESULTS}][{SLOT_BYTES}];\n"
+        + r"""
+/* Keep a result descriptor: RefBackend's consume callbacks, without a Python callback. */
+static void take(int i, const mlirpipe_unranked *r) {
+  memcpy(mlirpipe_taken[i], r->descriptor, 24 + 16 * (size_t)r->rank);
+}
+
+/* memref.copy of any layout, as in MLIR's CRunnerUtils. */
+void memrefCopy(int64_t elsize, const mlirpipe_unranked *src, const mlirpipe_unranked *dst) {
+  const mlirpipe_any *s = (const mlirpipe_any *)src->descriptor;
+  const mlirpipe_any *d = (const mlirpipe_any *)dst->descriptor;
+  int64_t rank = src->rank, idx[64] = {0}, total = 1;
+  for (int64_t r = 0; r < rank; ++r) total *= s->dims[r];
+  if (total == 0) return;
+  const char *in = s->aligned + s->offset * elsize;
+  char *out = d->aligned + d->offset * elsize;
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t so = 0, dof = 0;
+    for (int64_t r = 0; r < rank; ++r) {
+      so += idx[r] * s->dims[rank + r];
+      dof += idx[r] * d->dims[rank + r];
+    }
+    memcpy(out + dof * elsize, in + so * elsize, (size_t)elsize);
+    for (int64_t r = rank - 1; r >= 0; --r) { if (++idx[r] < s->dims[r]) break; idx[r] = 0; }
+  }
+}
+
+"""
+        + "\n".join(consumers)
+        + "\n"
+    )
+
+
+@functools.cache
+def runtime_library() -> ctypes.CDLL | None:
+    """The runtime built once per source version (in the artifact cache); None without cc."""
+    from .aot import find_c_compiler
+    from .cache import default_cache_dir
+
+    try:
+        cc = find_c_compiler()
+    except MlirpipeError:
+        return None
+    source = runtime_source()
+    tag = hashlib.sha256(source.encode()).hexdigest()[:16]
+    target_dir = default_cache_dir() / "runtime"
+    target = target_dir / f"libmlirpipe_runtime_{tag}.so"
+    if not target.is_file():
+        try:
+            target_dir.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            target_dir = Path(tempfile.mkdtemp(prefix="mlirpipe-runtime-"))
+            target = target_dir / target.name
+        with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
+            c = Path(tmp) / "runtime.c"
+            c.write_text(source)
+            out = Path(tmp) / target.name
+            proc = subprocess.run(
+                [cc, "-shared", "-fPIC", "-O2", "-o", str(out), str(c)],
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode != 0:
+                return None
+            out.replace(target)
+    return ctypes.CDLL(str(target))
+
+
+def symbol_address(lib: ctypes.CDLL, name: str) -> int:
+    return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
+
+
+def taken_address(lib: ctypes.CDLL, index: int) -> int:
+    base = ctypes.addressof(ctypes.c_char.in_dll(lib, "mlirpipe_taken"))
+    return base + index * SLOT_BYTES

@@ -1,0 +1,226 @@
+"""The execution case library: small models, their example inputs and their pipelines."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+# The tosa pipeline's `affine-loop-fusion` miscompiles reductions feeding elementwise ops (and
+# conv2d): the same cases pass through tosa with that pass removed.
+FUSION_BUG = "tosa's affine-loop-fusion miscompiles this case (passes without that pass)"
+
+# Every case runs under these; TOSA-expressible cases add `tosa`.
+BASE = ("refbackend", "refbackend-dps")
+WITH_TOSA = (*BASE, "tosa")
+
+
+@dataclass(frozen=True)
+class Case:
+    """A model factory, its inputs (seeded), the pipelines, FLOPs when known, tolerances."""
+
+    name: str
+    model: Callable[[], Any]
+    inputs: Callable[[torch.Generator], list[Any]]
+    pipelines: tuple[str, ...] = WITH_TOSA
+    flops: float | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    xfail: Mapping[str, str] = field(default_factory=dict)  # pipeline -> why it fails
+
+
+def randn(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[torch.Generator], Any]:
+    return lambda g: torch.randn(shape, generator=g, dtype=dtype)
+
+
+def inputs(*makers: Callable[[torch.Generator], Any]) -> Callable[[torch.Generator], list[Any]]:
+    return lambda g: [m(g) for m in makers]
+
+
+def randint(*shape: int, dtype: torch.dtype = torch.int64) -> Callable[[torch.Generator], Any]:
+    return lambda g: torch.randint(-10, 10, shape, generator=g, dtype=dtype)
+
+
+def randbool(*shape: int) -> Callable[[torch.Generator], Any]:
+    return lambda g: torch.randint(0, 2, shape, generator=g).to(torch.bool)
+
+
+def seeded(module: nn.Module) -> nn.Module:
+    return module.eval()
+
+
+class MatmulOnes(nn.Module):
+    """The seed case: a 2x2 matmul with a constant of ones."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(x, torch.ones(2, 2))
+
+
+class Add(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a + b
+
+
+class Addmm(nn.Module):
+    def forward(self, bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.addmm(bias, a, b)
+
+
+def mlp() -> nn.Module:
+    torch.manual_seed(0)
+    return seeded(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10)))
+
+
+def linear() -> nn.Module:
+    torch.manual_seed(1)
+    return seeded(nn.Linear(16, 8))
+
+
+class Bmm(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(a, b)
+
+
+def conv2d() -> nn.Module:
+    torch.manual_seed(2)
+    return seeded(nn.Conv2d(3, 4, kernel_size=3, padding=1))
+
+
+class Softmax(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=-1)
+
+
+def layernorm() -> nn.Module:
+    torch.manual_seed(3)
+    return seeded(nn.LayerNorm(16))
+
+
+class Attention(nn.Module):
+    """One single-head self-attention block with a residual connection."""
+
+    def __init__(self, dim: int = 16):
+        super().__init__()
+        torch.manual_seed(4)
+        self.q, self.k, self.v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.scale = 1.0 / math.sqrt(dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scores = torch.matmul(self.q(x), self.k(x).transpose(-2, -1)) * self.scale
+        return x + torch.matmul(torch.softmax(scores, dim=-1), self.v(x))
+
+
+class Reductions(nn.Module):
+    """Several results: a sum over rows, a mean over columns, a max and a scalar total."""
+
+    def forward(self, x: torch.Tensor):
+        return x.sum(dim=0), x.mean(dim=1), x.amax(dim=1), x.sum()
+
+
+class BroadcastChain(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return torch.relu(a * b + c) * 2.0 - a
+
+
+class IntegerOps(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
+        return a * b + 3, torch.maximum(a, b), c * 2 - c.sum()
+
+
+class BooleanOps(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, m: torch.Tensor):
+        gt = x > y
+        return (
+            torch.logical_and(gt, m),
+            torch.logical_or(gt, torch.logical_not(m)),
+            torch.where(m, x, y),
+        )
+
+
+class Float64(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, b) + 1.0
+
+
+class Scalars(nn.Module):
+    """A 0-d input and a 0-d result next to a tensor result."""
+
+    def forward(self, x: torch.Tensor, s: torch.Tensor):
+        return x * s, (x.sum() + s)
+
+
+CASES: list[Case] = [
+    Case("matmul-ones-2x2", MatmulOnes, inputs(randn(2, 2)), flops=2 * 2 * 2 * 2),
+    Case("add-10", Add, inputs(randn(10), randn(10)), flops=10),
+    Case("addmm", Addmm, inputs(randn(4, 5), randn(4, 3), randn(3, 5)), flops=2 * 4 * 3 * 5 + 20),
+    Case("mlp", mlp, inputs(randn(8, 32)), flops=2 * 8 * (32 * 64 + 64 * 10)),
+    Case("linear-bias", linear, inputs(randn(4, 16)), flops=2 * 4 * 16 * 8),
+    Case("bmm", Bmm, inputs(randn(2, 4, 8), randn(2, 8, 3)), flops=2 * 2 * 4 * 8 * 3),
+    Case(
+        "conv2d",
+        conv2d,
+        inputs(randn(1, 3, 8, 8)),
+        flops=2 * 4 * 8 * 8 * 3 * 9,
+        xfail={"tosa": FUSION_BUG},
+    ),
+    Case("softmax", Softmax, inputs(randn(4, 16)), xfail={"tosa": FUSION_BUG}),
+    Case("layernorm", layernorm, inputs(randn(4, 16)), xfail={"tosa": FUSION_BUG}),
+    Case("attention", Attention, inputs(randn(1, 6, 16)), xfail={"tosa": FUSION_BUG}),
+    Case("reductions", Reductions, inputs(randn(5, 7))),
+    Case("broadcast-chain", BroadcastChain, inputs(randn(4, 1), randn(1, 5), randn(5))),
+    Case(
+        "integer-ops",
+        IntegerOps,
+        inputs(randint(3, 4), randint(3, 4), randint(6, dtype=torch.int32)),
+        xfail={"tosa": FUSION_BUG},
+    ),
+    Case("boolean-ops", BooleanOps, inputs(randn(3, 4), randn(3, 4), randbool(3, 4))),
+    Case(
+        "float64",
+        Float64,
+        inputs(randn(3, 4, dtype=torch.float64), randn(4, 2, dtype=torch.float64)),
+        pipelines=BASE,
+    ),
+    Case("scalars", Scalars, inputs(randn(3), randn())),
+]
+
+
+def onnx_matmul(m: int = 2, k: int = 3, n: int = 4) -> Any:
+    """The seed ONNX case: a single MatMul node."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["A", "B"], ["Y"])],
+        "matmul",
+        [
+            helper.make_tensor_value_info("A", TensorProto.FLOAT, [m, k]),
+            helper.make_tensor_value_info("B", TensorProto.FLOAT, [k, n]),
+        ],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [m, n])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def onnx_gemm_relu() -> Any:
+    """An ONNX Gemm (with bias) followed by Relu."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((8, 6)).astype(np.float32), "W")
+    b = numpy_helper.from_array(rng.standard_normal((6,)).astype(np.float32), "Bias")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Gemm", ["X", "W", "Bias"], ["H"]),
+            helper.make_node("Relu", ["H"], ["Y"]),
+        ],
+        "gemm_relu",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4, 6])],
+        initializer=[w, b],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

@@ -1,0 +1,59 @@
+"""Every case of the library through each of its pipelines, compared with torch eager."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from cases import CASES, Case, onnx_gemm_relu, onnx_matmul
+
+
+def _params() -> list:
+    out = []
+    for case in CASES:
+        for pipeline in case.pipelines:
+            marks = []
+            if pipeline in case.xfail:
+                marks.append(pytest.mark.xfail(reason=case.xfail[pipeline], strict=True))
+            out.append(pytest.param(case, pipeline, id=f"{case.name}-{pipeline}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize(("case", "pipeline"), _params())
+def test_case_matches_torch_eager(mlirpipe, case: Case, pipeline: str) -> None:
+    gen = torch.Generator().manual_seed(0)
+    (outcome,) = mlirpipe.check(
+        case.model(),
+        *case.inputs(gen),
+        pipelines=[pipeline],
+        rtol=case.rtol,
+        atol=case.atol,
+        flops=case.flops,
+        name=case.name,
+    )
+    assert outcome.verdict == "PASS" and outcome.pipeline == pipeline
+
+
+def test_onnx_matmul_matches_torch_matmul_through_onnx_linalg_and_refbackend(mlirpipe) -> None:
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(2, 3, generator=gen), torch.randn(3, 4, generator=gen)
+    outcomes = mlirpipe.check(
+        onnx_matmul(),
+        a,
+        b,
+        pipelines=["onnx-linalg", "refbackend"],
+        reference=torch.matmul,
+        name="onnx-matmul",
+        flops=2 * 2 * 3 * 4,
+    )
+    assert {o.pipeline: o.abi for o in outcomes} == {
+        "onnx-linalg": "returned-memrefs",
+        "refbackend": "refbackend-callback",
+    }
+
+
+def test_onnx_gemm_relu_matches_onnx_reference_evaluator(mlirpipe) -> None:
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    (outcome,) = mlirpipe.check(
+        onnx_gemm_relu(), x, pipelines=["onnx-linalg"], name="onnx-gemm-relu"
+    )
+    assert outcome.comparison is not None and outcome.comparison.results[0].total == 24
