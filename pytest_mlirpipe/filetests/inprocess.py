@@ -35,14 +35,10 @@ def _opt(argv, stdin, stdout, stderr) -> int:
 def _filecheck(argv, stdin, stdout, stderr) -> int:
     from filecheck.main import main
 
-    saved = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
     try:
         main(["filecheck", *argv])
     except SystemExit as exc:
         return _exit_status(exc.code, stderr)
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved
     return 0
 
 
@@ -183,6 +179,9 @@ def _call(step: _Planned, data: bytes, out, err, shenv) -> int:
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    # Code that writes to sys.std* (filecheck, a pass's remarks) writes to the tool's streams.
+    sys.stdin, sys.stdout, sys.stderr = stdin, out, err
     try:
         os.chdir(shenv.cwd)
         if saved_env != shenv.env:
@@ -194,6 +193,7 @@ def _call(step: _Planned, data: bytes, out, err, shenv) -> int:
         err.write(traceback.format_exc())
         return 1
     finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
         os.chdir(saved_cwd)
         if os.environ != saved_env:
             os.environ.clear()

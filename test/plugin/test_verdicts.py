@@ -174,5 +174,16 @@ def test_the_help_lists_the_mlirpipe_options(pytester: pytest.Pytester) -> None:
             "MLIR lowering-pipeline tests (pytest-mlirpipe):",
             "*--mlirpipe-pipelines=DIR*",
             "*--mlirpipe-suffixes=LIST*",
+            "*--mlirpipe-isolation={fork,none,subprocess}*",
+            "*--mlirpipe-timeout=SECONDS*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*mlirpipe_tools (linelist):*",
+            "*mlirpipe_tool_dirs (args):*",
+            "*mlirpipe_features (args):*",
+            "*mlirpipe_isolation (string):*",
+            "*mlirpipe_timeout (string):*",
         ]
     )
