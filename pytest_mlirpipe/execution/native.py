@@ -344,8 +344,9 @@ class NativeFunction:
             self._outputs = [np.empty(t.shape, t.numpy_dtype) for t in sig.results]
             for d, a in zip(self._out_desc, self._outputs, strict=True):
                 _fill(d, a)
-            entry, address = self._entry, self._packed_address
-            return functools.partial(entry, address)
+            call = functools.partial(self._entry, self._packed_address)
+            call.owner = self  # type: ignore[attr-defined]  # keeps the engine or library alive
+            return call
         if self.abi.abi is Abi.RETURNED or self._native_consumer:
             entry, address, collect = self._entry, self._packed_address, self._collect
 
@@ -354,7 +355,9 @@ class NativeFunction:
                 collect(sig.results)
 
             return call
-        return functools.partial(self._entry, self._packed_address)
+        call = functools.partial(self._entry, self._packed_address)
+        call.owner = self  # type: ignore[attr-defined]
+        return call
 
     def outputs(self) -> list[np.ndarray]:
         return [o for o in self._outputs if o is not None]

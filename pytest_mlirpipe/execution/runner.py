@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import MlirpipeError, Problem, StageFailure, UsageError
 from ..model import IRLevel, Pipeline
 from .compare import Comparison, as_numpy, flatten_results
-from .signature import EntrySignature, entry_signature, renamed
+from .signature import EntrySignature, entry_signature
 
 # Pipeline input level -> import_torch's `to`.
 _TORCH_TARGETS = {
@@ -130,7 +130,7 @@ def import_model(model: Any, inputs: Sequence[Any], pipeline: Pipeline) -> Impor
                 )
             )
         text = frontends.import_torch(model, list(inputs), _TORCH_TARGETS[level])
-        sig = renamed(entry_signature(text), _forward_names(model))
+        sig = entry_signature(text, _forward_names(model))
     return Imported(text, level, sig, time.perf_counter() - t0)
 
 

@@ -143,13 +143,3 @@ def entry_signature(
         tuple(parse_tensor_type(t, n, "result") for t, n in zip(outs, out_names, strict=False)),
     )
 
-
-def renamed(sig: EntrySignature, input_names: Sequence[str]) -> EntrySignature:
-    """`sig` with its inputs named after the model's forward() parameters."""
-    from dataclasses import replace
-
-    names = list(input_names)[: len(sig.inputs)]
-    inputs = tuple(
-        replace(t, name=names[i]) if i < len(names) else t for i, t in enumerate(sig.inputs)
-    )
-    return replace(sig, inputs=inputs)

@@ -85,6 +85,35 @@ def build_parser() -> ArgumentParser:
     )
     im.set_defaults(body=_import)
 
+    rn = sub.add_parser(
+        "run",
+        help="compile a model through pipelines, compare with torch eager, time both",
+        description="Compile a PyTorch model (FILE.py::Name) or an ONNX model (FILE.onnx) "
+        "through each pipeline, run it natively on seeded random inputs, compare with torch "
+        "eager (or ONNX's reference evaluator) and time both; prints one row per pipeline.",
+    )
+    rn.add_argument("model", metavar="MODEL", help="FILE.py::Name or FILE.onnx")
+    rn.add_argument(
+        "--inputs",
+        metavar="SPEC",
+        help="a PyTorch model's inputs, e.g. 64x64xf32,64x64xf32 (an ONNX model declares its own)",
+    )
+    rn.add_argument(
+        "--pipeline",
+        default="refbackend",
+        metavar="P[,P2]",
+        help="comma-separated pipelines ending in the llvm dialect (default refbackend)",
+    )
+    rn.add_argument("--mode", choices=["jit", "aot"], default="jit", help="JIT or linked .so")
+    rn.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    rn.add_argument("--threads", type=int, default=1, help="torch threads while timing")
+    rn.add_argument("--blocks", type=int, default=5, help="timed blocks per candidate")
+    rn.add_argument("--no-time", action="store_true", help="compare only, do not time")
+    rn.add_argument("--flops", type=float, default=None, help="FLOPs per call, for GFLOP/s")
+    rn.add_argument("--json", metavar="PATH", help="also write the outcomes as JSON")
+    add_pipeline_dir_option(rn)
+    rn.set_defaults(body=_run)
+
     ps = sub.add_parser(
         "passes",
         help="every pass name a pipeline may use",
@@ -250,6 +279,85 @@ def _import(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
         text = frontends.import_torch(model, inputs, args.to)
     write_output(args.output, _ending_newline(text), stdout)
     return 0
+
+
+def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    from ..execution import frontends
+    from ..execution.report import format_table, outcome_to_dict, write_json
+    from ..execution.session import ExecutionMismatch, ExecutionSession
+    from ..execution.timing import TimingConfig
+
+    if args.threads < 1 or args.blocks < 1:
+        raise UsageError(
+            Problem(
+                f"--threads and --blocks must be at least 1 (got {args.threads}, {args.blocks})"
+            )
+        )
+    source = args.model
+    if source.endswith(".onnx"):
+        if args.inputs is not None:
+            raise UsageError(
+                Problem(
+                    "--inputs is for a PyTorch model; an ONNX model declares its inputs",
+                    Location(source),
+                    "drop --inputs",
+                )
+            )
+        model = source
+        specs = _onnx_input_specs(source)
+    else:
+        if args.inputs is None:
+            raise UsageError(
+                Problem(
+                    "a PyTorch model needs --inputs, the shapes to run it with",
+                    Location(source),
+                    "e.g. --inputs 64x64xf32,64x64xf32 (one item per argument of forward)",
+                )
+            )
+        specs = frontends.parse_input_spec(args.inputs)
+        model = frontends.load_model(source)
+    inputs = frontends.example_inputs(specs, seed=args.seed)
+    session = ExecutionSession(
+        pipeline_dirs=args.pipelines_dir,
+        cache_dir=None,
+        timing=None if args.no_time else TimingConfig(threads=args.threads, blocks=args.blocks),
+        mode=args.mode,
+    )
+    pipelines = [p.strip() for p in args.pipeline.split(",") if p.strip()]
+    status = 0
+    try:
+        session.check(model, *inputs, pipelines=pipelines, flops=args.flops, name=source)
+    except ExecutionMismatch as exc:
+        stderr.write(exc.format() + "\n")
+        status = 1
+    rows = [outcome_to_dict(o) for o in session.outcomes]
+    stdout.write(format_table(rows) + "\n")
+    if args.json:
+        write_json(args.json, rows)
+    return status
+
+
+def _onnx_input_specs(path: str) -> list:
+    from ..execution import frontends
+    from ..execution.runner import import_model
+    from ..model import IRLevel
+
+    class _Level:  # import_model only reads the pipeline's input level, name and location
+        input = IRLevel.ONNX
+        name = "onnx"
+        location = Location(path)
+
+    sig = import_model(path, [], _Level()).signature  # type: ignore[arg-type]
+    dynamic = [t for t in sig.inputs if not t.is_static]
+    if dynamic:
+        raise UsageError(
+            Problem(
+                f"ONNX input '{dynamic[0].name}' has a dynamic shape ({dynamic[0]})",
+                Location(path),
+                "give the model static input shapes to run it from the command line",
+            )
+        )
+    return [frontends.TensorSpec(tuple(t.shape), t.dtype) for t in sig.inputs]  # type: ignore[arg-type]
 
 
 def _passes(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

@@ -1,0 +1,89 @@
+"""torch.compile(backend="mlirpipe") and `mlirpipe run`, both against torch eager."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import torch
+
+from pytest_mlirpipe.backend import make_backend
+from pytest_mlirpipe.tools.main import run
+
+
+def test_torch_compile_backend_matches_eager() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        compiled = torch.compile(model, backend="mlirpipe", dynamic=False)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+
+
+def test_torch_compile_backend_runs_a_chosen_pipeline_with_several_results() -> None:
+    def f(a: torch.Tensor, b: torch.Tensor):
+        return a * b, (a - b).sum()
+
+    a, b = torch.randn(5), torch.randn(5)
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend=make_backend("tosa"), dynamic=False)
+    prod, total = compiled(a, b)
+    torch.testing.assert_close(prod, a * b)
+    torch.testing.assert_close(total, (a - b).sum())
+
+
+MODEL = (
+    "import torch\n\n"
+    "class MM(torch.nn.Module):\n"
+    "    def forward(self, a, b):\n"
+    "        return a @ b\n"
+)
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run(argv, io.StringIO(), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_run_prints_one_row_per_pipeline_and_writes_json(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(MODEL)
+    report = tmp_path / "out.json"
+    code, out, err = _run(
+        [
+            "run",
+            f"{tmp_path}/m.py::MM",
+            "--inputs",
+            "8x8xf32,8x8xf32",
+            "--pipeline",
+            "refbackend,refbackend-dps",
+            "--blocks",
+            "2",
+            "--flops",
+            "1024",
+            "--json",
+            str(report),
+        ]
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "case", "pipeline", "verdict", "max", "err", "median", "torch", "ratio", "GFLOP/s", "notes"
+    ]  # fmt: skip
+    assert [ln.split()[1:3] for ln in lines[2:4]] == [
+        ["refbackend", "PASS"],
+        ["refbackend-dps", "PASS"],
+    ]
+    data = json.loads(report.read_text())
+    assert [r["pipeline"] for r in data["results"]] == ["refbackend", "refbackend-dps"]
+    assert all(
+        r["timing"]["median"] > 0 and r["torch_timing"]["blocks"] == 2 for r in data["results"]
+    )
+
+
+def test_run_without_inputs_for_a_torch_model_says_what_to_give(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(MODEL)
+    code, _, err = _run(["run", f"{tmp_path}/m.py::MM"])
+    assert code == 2
+    assert "error: a PyTorch model needs --inputs, the shapes to run it with" in err
