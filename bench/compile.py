@@ -51,12 +51,11 @@ def main() -> None:
             assert again.cached
     cold_med = statistics.median(cold)
     print(f"MLP 8x32 -> 64 -> 10 through {args.pipeline} ({args.mode}), {args.repeats} runs")
-    print(
-        f"  cold:   median {cold_med * 1e3:8.1f} ms  (min {min(cold) * 1e3:.1f}, max {max(cold) * 1e3:.1f})"
-    )
-    print(
-        f"  cached: median {statistics.median(cached) * 1e3:8.1f} ms  (min {min(cached) * 1e3:.1f}, max {max(cached) * 1e3:.1f})"
-    )
+    for label, values in (("cold", cold), ("cached", cached)):
+        print(
+            f"  {label + ':':<7} median {statistics.median(values) * 1e3:8.1f} ms  "
+            f"(min {min(values) * 1e3:.1f}, max {max(values) * 1e3:.1f})"
+        )
     print("  share of the cold time (median per step):")
     for name, values in steps.items():
         med = statistics.median(values)
