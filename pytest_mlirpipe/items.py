@@ -73,6 +73,10 @@ class MlirSession:
         return is_test_file(path)
 
 
+# user_properties key of a file whose in-process run crashed or timed out (then contained).
+CONTAINED = "mlirpipe_contained"
+
+
 class MlirFile(pytest.File):
     def collect(self):
         yield MlirItem.from_parent(self, name=self.path.name)
@@ -92,6 +96,9 @@ class MlirItem(pytest.Item):
 
         session = self.config.stash[SESSION_KEY]
         verdict = session.lit.run(self.path)
+        contained = "timeout" if verdict.code == "TIMEOUT" else "crash" if verdict.crash else None
+        if contained:  # plain data: it reaches the xdist controller with the report
+            self.user_properties.append((CONTAINED, contained))
         if verdict.code == "PASS":
             return
         if verdict.code == "UNSUPPORTED":

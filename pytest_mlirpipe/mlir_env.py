@@ -144,11 +144,10 @@ def registered_pass_names() -> tuple[str, ...]:
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    from .atomic import write_atomic
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        write_atomic(path, text, make_parents=True)
     except OSError as exc:  # a read-only home only costs the cache
         print(f"mlirpipe: note: cannot write cache {path}: {exc}", file=sys.stderr)
 

@@ -8,7 +8,7 @@ import pytest
 
 from .filetests.config import DEFAULT_SUFFIXES, EXCLUDED_DIRS
 from .filetests.lit_runner import ISOLATION_MODES
-from .items import MlirFile, MlirSession
+from .items import CONTAINED, MlirFile, MlirSession
 
 SESSION_KEY = pytest.StashKey[MlirSession]()
 
@@ -81,3 +81,24 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not session.is_test_file(file_path):
         return None
     return MlirFile.from_parent(parent, path=file_path)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """One line counting the files whose crash or hang was contained (workers' reports too)."""
+    counts = {"crash": 0, "timeout": 0}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            for key, value in getattr(report, "user_properties", ()):
+                if key == CONTAINED and value in counts:
+                    counts[value] += 1
+    if any(counts.values()):
+        terminalreporter.write_line(f"mlirpipe: {contained_summary(counts)} contained")
+
+
+def contained_summary(counts: dict[str, int]) -> str:
+    """'2 crashes and 1 timeout' (zero counts left out)."""
+    words = {"crash": ("crash", "crashes"), "timeout": ("timeout", "timeouts")}
+    parts = [f"{n} {words[k][n != 1]}" for k, n in counts.items() if n]
+    return " and ".join(parts)

@@ -150,6 +150,6 @@ def configure(
     config.substitutions.append(("%pipelines", str(Path(source_root) / "pipelines")))
     config.available_features.update(available_features())
     config.available_features.update(settings.features)
-    for var in ("PYTHONPATH", "MLIRPIPE_PIPELINES_PATH", "XDG_CACHE_HOME"):
+    for var in ("PYTHONPATH", "MLIRPIPE_PIPELINES_PATH", "MLIRPIPE_PASS_MODULES", "XDG_CACHE_HOME"):
         if var in os.environ:
             config.environment[var] = os.environ[var]

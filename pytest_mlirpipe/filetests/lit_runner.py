@@ -52,6 +52,7 @@ class FileVerdict:
     elapsed: float | None = None
     steps: tuple[RunStep, ...] = ()
     crash: str = ""  # how the in-process run ended when it did not return (signal, status)
+    repro: str = ""  # after a crash: the mlirpipe-opt command on the crashing stage's input
     in_process: int = 0  # pipelines run inside the process
     subprocesses: int = 0  # pipelines run as processes
 
@@ -176,9 +177,33 @@ class LitSession:
                 True,
                 ended.seconds,
             )
+        repro = self._crash_repro(path, ended.notes) if ended.kind == "crashed" else ""
         verdict = self._run_here(path, in_process=False)
         detail = ended.detail.strip().splitlines()[-1] if ended.kind == "error" else ended.detail
-        return dataclasses.replace(verdict, crash=f"{detail}{where}")
+        return dataclasses.replace(verdict, crash=f"{detail}{where}", repro=repro)
+
+    def _crash_repro(self, path: Path, notes: tuple[str, ...]) -> str:
+        """After a crash in a stage: run the file once more in a child that writes that stage's
+        input IR under the test's output folder (`Output/NAME.repro/`) just before running it;
+        return the `mlirpipe-opt` command the child noted. Only crashes pay for this."""
+        import lit.TestRunner as TestRunner
+
+        from .. import contain
+        from ..tools import opt
+
+        stage = _last_stage(notes)
+        if stage is None:
+            return ""
+        _, tmp_base = TestRunner.getTempPaths(self.make_test(path))
+        directory = Path(tmp_base + ".repro")
+
+        def rerun() -> None:
+            with opt.writing_crash_repro(directory, stage):
+                self._run_here(path, in_process=True, forked=True)
+
+        ended = contain.run_contained(rerun, timeout=self.timeout or None)
+        found = [n for n in ended.notes if n.startswith("repro: ")]
+        return found[-1][len("repro: ") :] if found else ""
 
     def _warm_up(self) -> None:
         """Load, once in this process, what every forked child would otherwise load again."""
@@ -263,6 +288,16 @@ def _recording():
         yield trace
     finally:
         TestRunner.executeShCmd = original
+
+
+def _last_stage(notes: tuple[str, ...]) -> str | None:
+    """The stage that ran last in the last RUN line (None when it ended between stages)."""
+    for n in reversed(notes):
+        if n.startswith("RUN"):
+            return None
+        if n.startswith("stage"):
+            return n
+    return None
 
 
 def _where(notes: tuple[str, ...]) -> str:

@@ -79,13 +79,15 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
         head = HEADS.get(verdict.code, f"{verdict.code}: a RUN line failed")
         lines = [f"{path}: {head}"]
         if verdict.crash:
-            lines.append(f"the in-process run ended early: {verdict.crash}")
+            lines.append(f"the in-process run ended early: {user_command(verdict.crash)}")
+            lines.extend(_crash_repro(verdict, ""))
         lines.append(verdict.output.rstrip())
         return "\n".join(lines)
     where = f"RUN line {step.line}" if step.line else "a RUN line"
     lines = [f"{path}:{step.line or 0}: FAIL at {where}", f"  {user_command(step.command)}"]
     if verdict.crash:
-        lines.append(f"  the in-process run ended early: {verdict.crash}")
+        lines.append(f"  the in-process run ended early: {user_command(verdict.crash)}")
+        lines.extend(_crash_repro(verdict, "  "))
     stage = _stage_of(step.command)
     if stage:
         lines.append(f"  stage: {stage}")
@@ -114,6 +116,15 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
         lines.append("lit output:")
         lines.append(verdict.output.rstrip())
     return "\n".join(lines)
+
+
+def _crash_repro(verdict: FileVerdict, indent: str) -> list[str]:
+    if not verdict.repro:
+        return []
+    return [
+        f"{indent}reproduce the crash with (the crashing stage on its input IR):",
+        f"{indent}  {verdict.repro}",
+    ]
 
 
 def _repro(step: RunStep) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..contain import note
@@ -141,12 +141,14 @@ def run_stages(
     capture: bool = True,
     verify_each: bool = True,
     context: ir.Context | None = None,
+    before_stage: Callable[[Stage, ir.Module], None] | None = None,
 ) -> StageRun:
     """Run the selected stages of `pipeline` on the MLIR text `source`.
 
     With `capture`, each snapshot holds the IR text after its stage; otherwise only the final
     module is kept (the cost of one uninterrupted run). A failing stage raises StageFailure
     naming the stage, the pass and the diagnostics (located in `source_name`).
+    `before_stage(stage, module)` is called before each stage runs (not for cached ones).
     """
     stages = select_stages(pipeline, start_after, stop_after)
     cache = prefix_cache.active() if context is None else None
@@ -175,6 +177,8 @@ def run_stages(
         if i < done:
             continue
         note(f"stage '{stage.name}' of pipeline '{pipeline.name}'")
+        if before_stage is not None:
+            before_stage(stage, module)
         elements = _stage_elements(stage)
         try:
             pm = build_pass_manager(elements, ctx)
@@ -229,7 +233,12 @@ def run_stages(
 
 
 def run_pass_pipeline(
-    source: str, text: str, *, source_name: str = "<input>", verify_each: bool = True
+    source: str,
+    text: str,
+    *,
+    source_name: str = "<input>",
+    verify_each: bool = True,
+    before_stage: Callable[[Stage, ir.Module], None] | None = None,
 ) -> StageRun:
     """Run an ad-hoc textual pass pipeline as a single stage named 'pass-pipeline'."""
     from ..model import Location
@@ -243,8 +252,14 @@ def run_pass_pipeline(
     pipe = Pipeline(
         "--pass-pipeline", "", IRLevel.LINALG_ON_TENSORS, IRLevel.LLVM, (stage,), stage.location
     )
-    run = run_stages(source, pipe, source_name=source_name, capture=False, verify_each=verify_each)
-    return run
+    return run_stages(
+        source,
+        pipe,
+        source_name=source_name,
+        capture=False,
+        verify_each=verify_each,
+        before_stage=before_stage,
+    )
 
 
 def _collector(out: list[Diagnostic], source_name: str):

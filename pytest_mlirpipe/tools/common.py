@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from ..atomic import write_atomic
 from ..errors import MlirpipeError, Problem, UsageError
 from ..model import Location
 
@@ -131,14 +132,12 @@ def read_input(path: str, stdin: TextIO) -> tuple[str, str]:
 
 
 def write_output(path: str | None, text: str, stdout: TextIO) -> None:
+    """Print to stdout, or replace the file `path` whole (never a half-written file)."""
     if path in (None, "-"):
         stdout.write(text)
         return
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text)
-        os.replace(tmp, target)
+        write_atomic(path, text)
     except OSError as exc:
         raise UsageError(Problem(f"cannot write output: {exc.strerror}", Location(path))) from None
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
+import contextlib
 import re
 import shlex
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -20,6 +20,7 @@ from .common import (
     load_catalog,
     read_input,
     run_tool,
+    write_atomic,
     write_output,
 )
 
@@ -127,7 +128,8 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     status = 0
     for i, chunk in enumerate(chunks):
         try:
-            outputs.append(_run_chunk(chunk, name, pipeline, args, stderr))
+            index = i + 1 if args.split_input_file else None
+            outputs.append(_run_chunk(chunk, name, pipeline, args, stderr, index))
         except StageFailure as exc:
             exc = exc.with_repro(
                 _write_repro(exc, name, args, pipeline, i + 1 if args.split_input_file else None)
@@ -154,12 +156,58 @@ def _split(text: str) -> list[str]:
     return chunks
 
 
-def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO) -> str:
+# (directory, "stage 'S' of pipeline 'P'") while stage inputs are written for a crash repro.
+_CRASH_REPRO: list[tuple[Path, str]] = []
+
+
+@contextlib.contextmanager
+def writing_crash_repro(directory: Path, stage_note: str) -> Iterator[None]:
+    """Within this scope, before the stage that `stage_note` names (a progress note of the
+    stage runner) runs, write its input IR under `directory` and send the command that re-runs
+    that stage as a progress note `repro: COMMAND`. The containing parent reads the note after
+    the stage crashes the process again."""
+    _CRASH_REPRO.append((Path(directory), stage_note))
+    try:
+        yield
+    finally:
+        _CRASH_REPRO.pop()
+
+
+def _crash_repro_hook(name: str, args, pipeline: Pipeline | None, chunk: int | None):
+    if not _CRASH_REPRO:
+        return None
+    directory, wanted = _CRASH_REPRO[-1]
+
+    def before_stage(stage, module) -> None:
+        from ..contain import note
+        from ..mlir_env import print_ir
+
+        shown = pipeline.name if pipeline is not None else "--pass-pipeline"
+        if f"stage '{stage.name}' of pipeline '{shown}'" != wanted:
+            return
+        path = _repro_path(directory, name, stage.name, chunk)
+        try:
+            write_atomic(path, print_ir(module.operation), make_parents=True)
+        except OSError:
+            return
+        note(f"repro: {_repro_command(path, args, pipeline, stage.name)}")
+
+    return before_stage
+
+
+def _run_chunk(
+    chunk: str, name: str, pipeline, args, stderr: TextIO, index: int | None = None
+) -> str:
     from ..lowering.stages import run_pass_pipeline, run_stages
 
+    before_stage = _crash_repro_hook(name, args, pipeline, index)
     if pipeline is None:
         return run_pass_pipeline(
-            chunk, args.pass_pipeline, source_name=name, verify_each=not args.no_verify_each
+            chunk,
+            args.pass_pipeline,
+            source_name=name,
+            verify_each=not args.no_verify_each,
+            before_stage=before_stage,
         ).final_ir
     want_all = "all" in args.print_after
     capture = want_all or bool(args.print_after)
@@ -171,6 +219,7 @@ def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO) -> str:
         stop_after=args.stop_after,
         capture=capture,
         verify_each=not args.no_verify_each,
+        before_stage=before_stage,
     )
     for snap in run.snapshots:
         if want_all or snap.stage in args.print_after:
@@ -201,26 +250,32 @@ def _write_repro(
         directory = Path(args.output).resolve().parent
     else:
         directory = Path(tempfile.mkdtemp(prefix="mlirpipe-repro-"))
+    path = _repro_path(directory, name, exc.stage, chunk)
+    try:
+        write_atomic(path, exc.stage_input, make_parents=True)
+    except OSError as err:
+        return f"(cannot write the repro input to {path}: {err.strerror})"
+    return _repro_command(path, args, pipeline, exc.stage)
+
+
+def _repro_path(directory: Path, name: str, stage: str, chunk: int | None) -> Path:
     stem = Path(name).stem if name != "<stdin>" else "stdin"
     if chunk is not None:
         stem += f".chunk-{chunk}"
-    path = directory / f"{stem}.{exc.stage}.input.mlir"
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(exc.stage_input)
-        os.replace(tmp, path)
-    except OSError as err:
-        return f"(cannot write the repro input to {path}: {err.strerror})"
+    return directory / f"{stem}.{stage}.input.mlir"
+
+
+def _repro_command(path: Path, args, pipeline: Pipeline | None, stage: str) -> str:
+    """The mlirpipe-opt command that runs only `stage` on its input IR in `path`."""
     cmd = ["mlirpipe-opt", str(path)]
     if pipeline is not None:
         cmd += ["--pipeline", pipeline.name]
         from .common import pipeline_dirs
 
-        before = pipeline.stage_before(exc.stage)
+        before = pipeline.stage_before(stage)
         if before:
             cmd += ["--start-after", before]
-        cmd += ["--stop-after", exc.stage]
+        cmd += ["--stop-after", stage]
         for d in pipeline_dirs(args.pipelines_dir):
             cmd += ["--pipelines-dir", d]
     else:

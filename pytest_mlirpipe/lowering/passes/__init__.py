@@ -22,6 +22,10 @@ class PythonPass:
 
 _REGISTRY: dict[str, PythonPass] = {}
 _LOADED = False
+# Comma-separated modules imported for their passes (modules on PYTHONPATH that call
+# `register`): a repository's own passes without packaging them.
+PASS_MODULES_ENV = "MLIRPIPE_PASS_MODULES"
+_IMPORTED_FROM_ENV: set[str] = set()
 
 
 def register(
@@ -38,6 +42,7 @@ def register(
 
 def _load() -> None:
     global _LOADED
+    _load_env_modules()
     if _LOADED:
         return
     _LOADED = True
@@ -48,6 +53,41 @@ def _load() -> None:
     # Other projects ship their own Python passes through this entry-point group.
     for ep in entry_points(group="mlirpipe.passes"):
         ep.load()
+
+
+def _load_env_modules() -> None:
+    """Import the modules named in $MLIRPIPE_PASS_MODULES not imported yet (the variable is
+    read on every lookup: a RUN line may set it with `env`). $PYTHONPATH is searched as a
+    tool started as a process would, also when this process started without it."""
+    import importlib
+    import os
+    import sys
+
+    from ...errors import PipelineSpecError, Problem
+
+    for name in os.environ.get(PASS_MODULES_ENV, "").split(","):
+        name = name.strip()
+        if not name or name in _IMPORTED_FROM_ENV:
+            continue
+        extra = [
+            d for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if d and d not in sys.path
+        ]
+        sys.path[len(sys.path) :] = extra
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise PipelineSpecError(
+                Problem(
+                    f"cannot import pass module '{name}' named in ${PASS_MODULES_ENV}: {exc}",
+                    hint="put the module's folder on PYTHONPATH, or fix the name "
+                    f"(${PASS_MODULES_ENV} is a comma-separated list of module names)",
+                )
+            ) from None
+        finally:
+            for d in extra:
+                if d in sys.path:
+                    sys.path.remove(d)
+        _IMPORTED_FROM_ENV.add(name)
 
 
 def get(argument: str) -> PythonPass | None:

@@ -1,0 +1,34 @@
+"""Write files whole or not at all: a uniquely named temporary file, then one rename."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: str | os.PathLike, text: str, make_parents: bool = False) -> None:
+    """Replace `path` with `text` (UTF-8) in one step.
+
+    The temporary file sits next to `path` (a rename never crosses file systems) under a name
+    no other process, thread or xdist worker can pick; a failure or Ctrl-C between the first
+    byte and the rename removes it, so readers see the old content or the new one, never half.
+    Raises OSError when the folder cannot be written (or is missing, unless `make_parents`).
+    """
+    target = Path(path)
+    if make_parents:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        with contextlib.suppress(OSError):  # keep the permissions a plain open() would give
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
