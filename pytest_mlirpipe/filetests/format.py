@@ -8,6 +8,7 @@ from pathlib import Path
 import lit.formats
 
 from ..errors import did_you_mean
+from .expect import Expectations, judge, read_expectations
 
 _DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
 
@@ -29,13 +30,45 @@ _DBG = re.compile(r"%dbg\(RUN: at line (\d+)")
 
 
 class MlirShTest(lit.formats.ShTest):
-    """ShTest, minus the files without directives (so lit and pytest run the same files), and
-    with unknown `%name` substitutions reported instead of passed on to the commands."""
+    """ShTest, minus the files without directives (so lit and pytest run the same files), with
+    unknown `%name` substitutions reported instead of passed on to the commands, and with the
+    file's MLIRPIPE-EXPECT (crash, timeout) and MLIRPIPE-TIMEOUT lines applied."""
 
     def __init__(self) -> None:
         super().__init__(execute_external=False)
 
     def execute(self, test, litConfig):
+        import lit.Test
+
+        path = test.getSourcePath()
+        expected = read_expectations(path)
+        if expected.problems:
+            return lit.Test.Result(lit.Test.UNRESOLVED, "\n".join(expected.problems))
+        config = test.config
+        saved = config.maxIndividualTestTime
+        if expected.timeout:
+            # A containing pytest process enforces it itself; lit needs psutil to kill a
+            # command tree.
+            if not getattr(litConfig, "mlirpipe_contained", False):
+                supported, why = litConfig.maxIndividualTestTimeIsSupported
+                if not supported:
+                    return lit.Test.Result(
+                        lit.Test.UNRESOLVED,
+                        f"{path}:{expected.timeout_line}: error: MLIRPIPE-TIMEOUT needs lit's "
+                        f"time limits, which are not available here: {why}\n"
+                        "  hint: pip install psutil",
+                    )
+            config.maxIndividualTestTime = expected.timeout
+        try:
+            result = self._execute(test, litConfig, expected)
+        finally:
+            config.maxIndividualTestTime = saved
+        code, output = judge(result.code.name, result.output or "", expected, path)
+        if (code, output) != (result.code.name, result.output or ""):
+            result = lit.Test.Result(getattr(lit.Test, code), output)
+        return result
+
+    def _execute(self, test, litConfig, expected: Expectations):
         import lit.Test
         import lit.TestRunner as TR
 
@@ -44,6 +77,13 @@ class MlirShTest(lit.formats.ShTest):
         parsed = TR.parseIntegratedTestScript(test, require_script=True)
         if isinstance(parsed, lit.Test.Result):
             return parsed
+        if expected.kind and test.xfails:
+            return lit.Test.Result(
+                lit.Test.UNRESOLVED,
+                f"{test.getSourcePath()}:{expected.kind_line}: error: MLIRPIPE-EXPECT and XFAIL "
+                "exclude each other\n  hint: MLIRPIPE-EXPECT: crash/timeout expects that way of "
+                "ending; XFAIL: * expects a wrong answer or an error; keep one",
+            )
         if litConfig.noExecute:
             return lit.Test.Result(lit.Test.PASS)
         tmp_dir, tmp_base = TR.getTempPaths(test)

@@ -161,23 +161,34 @@ class LitSession:
             return self._run_here(path, in_process=False)
         if self.isolation == "none" or not contain.is_available():
             return self._run_here(path, in_process=True)
+        from .expect import judge, read_expectations
+
         self.make_test(path)  # warm the suite cache before forking: children inherit it
         self._warm_up()
+        expected = read_expectations(path)
+        timeout = (expected.timeout if not expected.problems else None) or self.timeout
         ended = contain.run_contained(
             lambda: self._run_here(path, in_process=True, forked=True),
-            timeout=self.timeout or None,
+            timeout=timeout or None,
         )
         if ended.ok:
             return ended.value
         where = _where(ended.notes)
         if ended.kind == "timeout":
-            return FileVerdict(
-                "TIMEOUT",
-                f"no verdict after {self.timeout:g} s (mlirpipe_timeout){where}",
-                True,
-                ended.seconds,
+            limit = (
+                f"MLIRPIPE-TIMEOUT at line {expected.timeout_line}"
+                if expected.timeout and not expected.problems
+                else "mlirpipe_timeout"
             )
-        repro = self._crash_repro(path, ended.notes) if ended.kind == "crashed" else ""
+            code, output = judge(
+                "TIMEOUT",
+                f"no verdict after {timeout:g} s ({limit}){where}",
+                expected,
+                str(path),
+            )
+            return FileVerdict(code, output, code == "TIMEOUT", ended.seconds)
+        wants_repro = ended.kind == "crashed" and expected.kind != "crash"
+        repro = self._crash_repro(path, ended.notes) if wants_repro else ""
         verdict = self._run_here(path, in_process=False)
         detail = ended.detail.strip().splitlines()[-1] if ended.kind == "error" else ended.detail
         return dataclasses.replace(verdict, crash=f"{detail}{where}", repro=repro)
@@ -230,6 +241,8 @@ class LitSession:
         from .inprocess import ShellTrace, in_process_tools
 
         test = self.make_test(path)
+        if forked:  # this child's parent enforces time limits (see MlirShTest)
+            self.lit_config.mlirpipe_contained = True
         if self.timeout and not in_process:
             test.config.maxIndividualTestTime = self.timeout
         start = time.perf_counter()

@@ -69,7 +69,13 @@ def _unresolved(path: Path, output: str) -> str | None:
     return None
 
 
+_EXPECT_MISSED = re.compile(r"^.*: error: MLIRPIPE-EXPECT: .*(?:\n  hint: .*)?$", re.M)
+
+
 def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> str:
+    missed = _EXPECT_MISSED.search(verdict.output) if verdict.code == "FAIL" else None
+    if missed and not any(s.failed for s in verdict.steps):
+        return f"{path}: FAIL: the file did not end as it expects\n{missed.group(0)}"
     step = failed_step(verdict) if verdict.code == "FAIL" else None
     if verdict.code == "UNRESOLVED":
         message = _unresolved(path, verdict.output)
@@ -85,6 +91,8 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
         return "\n".join(lines)
     where = f"RUN line {step.line}" if step.line else "a RUN line"
     lines = [f"{path}:{step.line or 0}: FAIL at {where}", f"  {user_command(step.command)}"]
+    if missed:
+        lines.append(_indent(missed.group(0)))
     if verdict.crash:
         lines.append(f"  the in-process run ended early: {user_command(verdict.crash)}")
         lines.extend(_crash_repro(verdict, "  "))

@@ -6,33 +6,14 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-# Loaded through $MLIRPIPE_PASS_MODULES, in-process and in every subprocess a RUN line starts.
-CRASHERS = """\
-import ctypes
-import os
-import time
+# Passes that crash or hang, loaded through $MLIRPIPE_PASS_MODULES from this folder.
+HERE = Path(__file__).parent
+PASS_MODULE = "crash_passes"
 
-from pytest_mlirpipe.lowering import passes
-
-
-def _pass(action):
-    def factory(options):
-        def run(op, pass_):
-            action()
-
-        return run
-
-    return factory
-
-
-passes.register("crash-abort", "aborts")(_pass(os.abort))
-passes.register("crash-segv", "dereferences NULL")(_pass(lambda: ctypes.string_at(0)))
-passes.register("crash-exit", "exits with status 3")(_pass(lambda: os._exit(3)))
-passes.register("crash-hang", "never returns")(_pass(lambda: time.sleep(600)))
-"""
 PIPELINE = """\
 [pipeline]
 name = "crashy"
@@ -78,10 +59,8 @@ STAGED = (
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    (pytester.path / "crashers.py").write_text(CRASHERS)
-    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
-    monkeypatch.syspath_prepend(str(pytester.path))
-    monkeypatch.setenv("MLIRPIPE_PASS_MODULES", "crashers")
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    monkeypatch.setenv("MLIRPIPE_PASS_MODULES", PASS_MODULE)
     (pytester.path / "pipes").mkdir()
     (pytester.path / "pipes" / "crashy.toml").write_text(PIPELINE)
     monkeypatch.setenv("MLIRPIPE_PIPELINES_PATH", str(pytester.path / "pipes"))
@@ -129,7 +108,7 @@ def test_a_crash_says_how_the_process_ended_and_where(suite, name, how):
             f"*/tests/{name}.mlir --pass-pipeline 'builtin.module(crash-{name})' | filecheck "
             f"*/tests/{name}.mlir, stage 'pass-pipeline' of pipeline '--pass-pipeline'",
             "  reproduce the crash with (the crashing stage on its input IR):",
-            f"    mlirpipe-opt */build/pytest/main/*Output/{name}.mlir.repro/"
+            f"    mlirpipe-opt */build/pytest/*/Output/{name}.mlir.repro/"
             f"{name}.pass-pipeline.input.mlir --pass-pipeline 'builtin.module(crash-{name})'",
         ]
     )
@@ -145,7 +124,7 @@ def test_the_repro_runs_only_the_crashing_stage_on_its_input_and_crashes_the_sam
     result = _run(suite, "tests/staged.mlir")
     result.assert_outcomes(failed=1)
     command = _repro_command(result)
-    (stage_input,) = suite.path.glob("build/pytest/main/**/Output/staged.mlir.repro/*")
+    (stage_input,) = suite.path.glob("build/pytest/*/**/Output/staged.mlir.repro/*")
     assert stage_input.name == "staged.boom.input.mlir"
     assert command == (
         f"mlirpipe-opt {stage_input} --pipeline crashy --start-after tidy --stop-after boom "
@@ -181,7 +160,7 @@ def test_a_hang_is_a_timeout_counted_in_the_summary(suite):
 
 
 def test_a_pass_module_that_cannot_be_imported_is_named(suite, monkeypatch):
-    monkeypatch.setenv("MLIRPIPE_PASS_MODULES", "crashers, no_such_module")
+    monkeypatch.setenv("MLIRPIPE_PASS_MODULES", f"{PASS_MODULE}, no_such_module")
     result = _run(suite, "tests/good.mlir")
     result.assert_outcomes(failed=1)
     text = result.stdout.str()

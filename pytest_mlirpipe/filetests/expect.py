@@ -1,0 +1,135 @@
+"""A file's MLIRPIPE-EXPECT and MLIRPIPE-TIMEOUT lines: an expected crash or hang, and the
+file's own time limit. lit ignores lines it does not know, so both runners read them here."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import close_matches, did_you_mean
+
+KINDS = ("crash", "timeout")
+_LINE = re.compile(r"\bMLIRPIPE-(?P<key>[A-Z]+)\s*:(?P<value>.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Expectations:
+    """What the file's MLIRPIPE-* lines say, with their line numbers and any problems."""
+
+    kind: str | None = None  # "crash" or "timeout": how the file is expected to end
+    kind_line: int = 0
+    timeout: float | None = None  # seconds, overriding mlirpipe_timeout / lit --timeout
+    timeout_line: int = 0
+    problems: tuple[str, ...] = ()  # located messages; the file is then UNRESOLVED
+
+
+def read_expectations(path: str | Path) -> Expectations:
+    """Parse the MLIRPIPE-EXPECT / MLIRPIPE-TIMEOUT lines of `path` (bad lines -> problems)."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return Expectations()
+    if "MLIRPIPE-" not in text:
+        return Expectations()
+    kind = timeout = None
+    kind_line = timeout_line = 0
+    problems: list[str] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _LINE.search(line)
+        if m is None:
+            continue
+        key, value = m.group("key"), m.group("value").strip()
+        where = f"{path}:{n}: error:"
+        if key == "EXPECT":
+            if kind is not None:
+                problems.append(
+                    f"{where} a second MLIRPIPE-EXPECT line (the first is line "
+                    f"{kind_line})\n  hint: keep one"
+                )
+            elif value not in KINDS:
+                hint = did_you_mean(value, KINDS) or "write MLIRPIPE-EXPECT: crash or timeout"
+                problems.append(
+                    f"{where} MLIRPIPE-EXPECT takes 'crash' or 'timeout', got '{value}'\n"
+                    f"  hint: {hint}; for an expected wrong answer use XFAIL: *"
+                )
+            else:
+                kind, kind_line = value, n
+        elif key == "TIMEOUT":
+            try:
+                seconds = float(value)
+                if not seconds > 0 or seconds == float("inf"):
+                    raise ValueError
+            except ValueError:
+                problems.append(
+                    f"{where} MLIRPIPE-TIMEOUT takes a number of seconds > 0, got '{value}'\n"
+                    "  hint: e.g. MLIRPIPE-TIMEOUT: 30"
+                )
+                continue
+            if timeout is not None:
+                problems.append(
+                    f"{where} a second MLIRPIPE-TIMEOUT line (the first is line "
+                    f"{timeout_line})\n  hint: keep one"
+                )
+            else:
+                timeout, timeout_line = seconds, n
+        else:
+            close = close_matches(key, ("EXPECT", "TIMEOUT"))
+            hint = f"did you mean 'MLIRPIPE-{close[0]}'?" if close else None
+            problems.append(
+                f"{where} unknown directive 'MLIRPIPE-{key}'\n"
+                f"  hint: {hint or 'the known ones are MLIRPIPE-EXPECT and MLIRPIPE-TIMEOUT'}"
+            )
+    if kind == "timeout" and timeout is None:
+        problems.append(
+            f"{path}:{kind_line}: error: MLIRPIPE-EXPECT: timeout needs a MLIRPIPE-TIMEOUT line\n"
+            "  hint: add e.g. MLIRPIPE-TIMEOUT: 2 so the expected hang ends soon, in both runners"
+        )
+    return Expectations(kind, kind_line, timeout, timeout_line, tuple(problems))
+
+
+_SIGNALLED = re.compile(r"^# error: command failed with exit status: -(\d+)$", re.M)
+
+
+def signal_of(output: str) -> int | None:
+    """The signal that killed a command, from lit's output of the script (None if none)."""
+    m = _SIGNALLED.search(output)
+    return int(m.group(1)) if m else None
+
+
+def judge(code: str, output: str, expected: Expectations, path: str) -> tuple[str, str]:
+    """(code, output) once the file's expectation is applied to lit's verdict."""
+    if expected.kind is None:
+        return code, output
+    where = f"{path}:{expected.kind_line}"
+    if expected.kind == "crash":
+        sig = signal_of(output)
+        if code == "FAIL" and sig is not None:
+            return "XFAIL", f"crashed as MLIRPIPE-EXPECT: crash expects ({_name(sig)})\n{output}"
+        if code in ("PASS", "FAIL"):
+            how = "the file passed" if code == "PASS" else "it failed without a crash"
+            return "FAIL", (
+                f"{where}: error: MLIRPIPE-EXPECT: crash, but no command was killed by a signal "
+                f"({how})\n  hint: a crash is a signal (abort, segfault); for a wrong answer "
+                f"or an error exit use XFAIL: *\n{output}"
+            )
+        return code, output
+    if code == "TIMEOUT":
+        return "XFAIL", (
+            f"timed out after {expected.timeout:g} s as MLIRPIPE-EXPECT: timeout expects\n{output}"
+        )
+    if code in ("PASS", "FAIL"):
+        return "FAIL", (
+            f"{where}: error: MLIRPIPE-EXPECT: timeout, but the file ended within "
+            f"{expected.timeout:g} s ({'passed' if code == 'PASS' else 'failed'})\n{output}"
+        )
+    return code, output
+
+
+def _name(sig: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"

@@ -1,0 +1,24 @@
+"""Python passes that abort, segfault, exit or hang; tests load them through
+$MLIRPIPE_PASS_MODULES (in-process and in every subprocess a RUN line starts)."""
+
+import ctypes
+import os
+import time
+
+from pytest_mlirpipe.lowering import passes
+
+
+def _pass(action):
+    def factory(options):
+        def run(op, pass_):
+            action()
+
+        return run
+
+    return factory
+
+
+passes.register("crash-abort", "aborts")(_pass(os.abort))
+passes.register("crash-segv", "dereferences NULL")(_pass(lambda: ctypes.string_at(0)))
+passes.register("crash-exit", "exits with status 3")(_pass(lambda: os._exit(3)))
+passes.register("crash-hang", "never returns")(_pass(lambda: time.sleep(600)))
