@@ -51,26 +51,40 @@ def read_settings(start: str | os.PathLike) -> Settings:
     for folder in [Path(start).resolve(), *Path(start).resolve().parents]:
         pytest_ini = folder / "pytest.ini"
         if pytest_ini.is_file():
-            parser = configparser.ConfigParser()
-            parser.read(pytest_ini)
+            # pytest's own ini reader does no %-interpolation; a file it cannot read is
+            # reported by pytest, so it only means the defaults here.
+            parser = configparser.ConfigParser(interpolation=None)
+            try:
+                parser.read(pytest_ini, encoding="utf-8")
+            except (configparser.Error, UnicodeDecodeError, OSError):
+                return Settings(base=str(folder))
             section = parser["pytest"] if parser.has_section("pytest") else {}
             values = {k: _ini_list(v) for k, v in section.items()}
             return _settings(values, folder)
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
-            with pyproject.open("rb") as f:
-                try:
+            try:
+                with pyproject.open("rb") as f:
                     data = tomllib.load(f)
-                except tomllib.TOMLDecodeError:
-                    data = {}
-            section = data.get("tool", {}).get("pytest", {}).get("ini_options")
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+                data = {}
+            section = _table(data, "tool", "pytest", "ini_options")
             if section is not None:
                 values = {
-                    k: list(v) if isinstance(v, list) else _ini_list(str(v))
+                    k: [str(x) for x in v] if isinstance(v, list) else _ini_list(str(v))
                     for k, v in section.items()
                 }
                 return _settings(values, folder)
     return Settings()
+
+
+def _table(data, *keys: str) -> dict | None:
+    """data[k1][k2]... when each level is a table (a TOML file may put any value anywhere)."""
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data if isinstance(data, dict) else None
 
 
 def _ini_list(text: str) -> list[str]:

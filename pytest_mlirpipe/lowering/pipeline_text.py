@@ -131,8 +131,29 @@ def parse_options(text: str | None) -> dict[str, str]:
         return {}
     import shlex
 
+    try:
+        items = shlex.split(text)
+    except ValueError:  # shlex's only complaint: a quote without its closing partner
+        quote, at = _unclosed_quote(text)
+        raise PipelineSyntaxError(f"a {quote} in the pass options is never closed", at) from None
     out: dict[str, str] = {}
-    for item in shlex.split(text):
+    for item in items:
         key, sep, value = item.partition("=")
         out[key] = value if sep else "true"
     return out
+
+
+def _unclosed_quote(text: str) -> tuple[str, int]:
+    """The quote character that is left open in `text` (shell rules) and its offset."""
+    state, start, i = None, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and state != "'":
+            i += 2
+            continue
+        if state is None and c in "'\"":
+            state, start = c, i
+        elif c == state:
+            state = None
+        i += 1
+    return state or '"', start
