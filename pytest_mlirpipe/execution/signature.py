@@ -142,4 +142,3 @@ def entry_signature(
         tuple(parse_tensor_type(t, n, "input") for t, n in zip(ins, in_names, strict=False)),
         tuple(parse_tensor_type(t, n, "result") for t, n in zip(outs, out_names, strict=False)),
     )
-
