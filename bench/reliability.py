@@ -83,7 +83,10 @@ SEEDED = {
     "malformed-run.mlir": ("malformed", "// RUN: mlirpipe-opt %s | filecheck 'x\n// CHECK: x\n"),
     "unknown-pass.mlir": ("malformed", _bad("canonicalise")),
 }
-TIMEOUT = 3
+TIMEOUT = 3  # pytest: tools run in-process, a good file takes well under a second
+# lit starts every tool as a process (interpreter and bindings each time): a good file takes
+# seconds, more on a loaded machine, so lit's limit is wider.
+LIT_TIMEOUT = 20
 LIT_CFG = """\
 import os
 from pytest_mlirpipe.filetests.config import configure
@@ -227,7 +230,7 @@ def main() -> int:
             "from lit.main import main; main()",
             "-v",
             "-j2",
-            f"--timeout={TIMEOUT}",
+            f"--timeout={LIT_TIMEOUT}",
             "tests",
         ],
     }
@@ -237,7 +240,7 @@ def main() -> int:
             f"{sum(k == c for k in kinds.values())} {c}"
             for c in ("crash", "hang", "expected", "malformed")
         )
-        + f"); time limit {TIMEOUT} s"
+        + f"); time limit {TIMEOUT} s (lit: {LIT_TIMEOUT} s)"
     )
     ok = True
     for name, command in commands.items():
