@@ -541,3 +541,16 @@ def test_an_unknown_flag_exits_2(mm):
             "  hint: see `mlirpipe-opt --help`\n"
         ),
     )
+
+
+def test_an_unknown_op_of_a_known_dialect_is_located_with_what_to_check():
+    text = "func.func @f(%a: f32) -> f32 {\n  %0 = arith.frobnicate %a : f32\n  return %0 : f32\n}"
+
+    status, out, err = run_opt("--pass-pipeline", "builtin.module(canonicalize)", stdin=text)
+
+    assert (status, out) == (1, "")
+    assert err == (
+        "<stdin>:2:8: error: cannot parse MLIR: custom op 'arith.frobnicate' is unknown\n"
+        "  hint: fix the IR at that position, or check that its dialects are registered "
+        "(torch, linalg, tosa, ... are; a custom dialect is not)\n"
+    )
