@@ -123,3 +123,68 @@ def _existing(path: Path, source: str, prefix: str | None, fix: str) -> BlasLibr
             )
         )
     return BlasLibrary(path.resolve(), symbol_prefix(prefix, path), source)
+
+
+# An external CBLAS declaration in LLVM-dialect text, e.g. `llvm.func @scipy_cblas_sgemm(i32, ...)`
+# (a declaration has no body: no `{` after its signature).
+_CBLAS_DECL = re.compile(r"^\s*llvm\.func\s+(?:private\s+)?@([\w$.]*cblas_\w+)\(([^\n{]*)$", re.M)
+
+
+def called_blas_symbols(llvm_ir: str) -> list[str]:
+    """The CBLAS functions an LLVM-dialect module declares and so calls, in order."""
+    return [m.group(1) for m in _CBLAS_DECL.finditer(llvm_ir)]
+
+
+def library_for(llvm_ir: str) -> BlasLibrary | None:
+    """The BLAS library the lowered module needs loaded or linked (None if it calls no CBLAS).
+
+    Raises BlasLibraryError when there is none, or when it lacks a symbol the code calls (the
+    code was lowered with another symbol prefix than the library's).
+    """
+    symbols = called_blas_symbols(llvm_ir)
+    if not symbols:
+        return None
+    lib = find_blas_library()
+    import ctypes
+
+    try:
+        handle = ctypes.CDLL(str(lib.path))
+    except OSError as exc:
+        raise BlasLibraryError(
+            Problem(
+                f"BLAS library {lib.path} (from {lib.source}) cannot be loaded: {exc}",
+                hint=f"point {LIBRARY_ENV} at a shared library for this machine",
+            )
+        ) from None
+    missing = [s for s in symbols if not hasattr(handle, s)]
+    if missing:
+        raise BlasLibraryError(
+            Problem(
+                f"BLAS library {lib.path} (from {lib.source}) does not export "
+                f"{', '.join(missing)}, which the lowered code calls",
+                hint=f"set {PREFIX_ENV} to the prefix of the library's cblas_* symbols ('' for "
+                f"none) and compile again, or point {LIBRARY_ENV} at a library that exports them",
+            )
+        )
+    return lib
+
+
+# Thread-count setters of the common CBLAS libraries, without their symbol prefix.
+_THREAD_SETTERS = ("openblas_set_num_threads", "bli_thread_set_num_threads", "MKL_Set_Num_Threads")
+
+
+def set_blas_threads(lib: BlasLibrary, threads: int) -> bool:
+    """Give the BLAS library `threads` threads (OpenBLAS, BLIS or MKL); False if it has no
+    setter this knows. Timing compares torch and BLAS code at the same thread count."""
+    import ctypes
+
+    handle = ctypes.CDLL(str(lib.path))
+    for name in _THREAD_SETTERS:
+        for symbol in (lib.symbol(name), name):
+            setter = getattr(handle, symbol, None)
+            if setter is not None:
+                setter.argtypes = [ctypes.c_int64 if name.startswith("bli_") else ctypes.c_int]
+                setter.restype = None
+                setter(threads)
+                return True
+    return False

@@ -221,6 +221,7 @@ class NativeFunction:
         self.abi = abi
         self.kind = kind
         self.native_abi = abi.abi  # the lowered code's own ABI (an AOT shim wraps it)
+        self.blas: Any = None  # the BlasLibrary the code calls into, if any
         self._keepalive = list(keepalive)
         sig = signature
         if abi.abi is Abi.DESTINATION and not all(r.is_static for r in sig.results):
@@ -283,8 +284,9 @@ class NativeFunction:
                 Problem(
                     f"the JIT could not compile @{sig.function}: a symbol it calls is missing "
                     "(the JIT printed which one above)",
-                    hint="lowered code may call only libc, libm and memrefCopy; lower the op "
-                    "that needs another runtime function inside the pipeline",
+                    hint="lowered code may call only libc, libm, memrefCopy and CBLAS (the "
+                    "configured BLAS library); lower the op that needs another runtime function "
+                    "inside the pipeline",
                 )
             )
         self._packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
@@ -378,16 +380,25 @@ def jit(
     opt_level: int = 3,
     shared_libs: Sequence[str] = (),
 ) -> NativeFunction:
-    """JIT-compile an LLVM-dialect module with MLIR's ExecutionEngine."""
+    """JIT-compile an LLVM-dialect module with MLIR's ExecutionEngine.
+
+    A module that calls CBLAS functions (`mlirpipe-matmul-to-blas`) gets the configured BLAS
+    library (blas_library.find_blas_library) loaded next to `shared_libs`.
+    """
     from torch_mlir.execution_engine import ExecutionEngine
 
     from ..mlir_env import new_context, parse_module
+    from .blas_library import library_for
 
     abi = detect_abi(llvm_ir, signature)
+    libs = list(shared_libs)
+    blas = library_for(llvm_ir)
+    if blas is not None and str(blas.path) not in libs:
+        libs.append(str(blas.path))
     ctx = new_context()
     module = parse_module(llvm_ir, "<lowered>", ctx)
     with ctx:
-        engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=list(shared_libs))
+        engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=libs)
     lib = runtime.runtime_library()
     keep: list[object] = [ctx, module, engine]
 
@@ -406,7 +417,7 @@ def jit(
         address = engine.raw_lookup(CIFACE + signature.function)
         return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address) if address else None
 
-    return NativeFunction(
+    fn = NativeFunction(
         signature,
         abi,
         entry,
@@ -415,6 +426,8 @@ def jit(
         kind="jit",
         runtime_lib=lib,
     )
+    fn.blas = blas
+    return fn
 
 
 def _python_memref_copy() -> object:

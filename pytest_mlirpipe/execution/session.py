@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import MlirpipeError, Problem, UsageError
 from ..model import Pipeline
 from . import runner
+from .blas_library import library_for, set_blas_threads
 from .cache import ArtifactCache, cache_key
 from .compare import Comparison, compare
 from .native import Abi, NativeFunction, detect_abi, jit
@@ -120,7 +121,7 @@ class ExecutionSession:
             raise UsageError(
                 Problem(f"unknown execution mode '{mode}'", hint=f"accepted: {', '.join(MODES)}")
             )
-        key = cache_key([imported.text, pipe.pipeline_text])
+        key = cache_key([imported.text, pipe.pipeline_text, *_blas_settings(pipe)])
         seconds: dict[str, float] = {"import": imported.seconds}
         t0 = time.perf_counter()
         text = self.cache.read_text(key, "lowered.mlir")
@@ -155,6 +156,7 @@ class ExecutionSession:
                 if stored is not None and stored_h is not None:
                     library, header = stored, stored_h
             fn = aot.load_shared_library(library, sig, abi)
+            fn.blas = library_for(text)
         seconds["native"] = time.perf_counter() - t0
         return Compiled(fn, pipe.name, mode, seconds, cached, library, header)
 
@@ -185,16 +187,22 @@ class ExecutionSession:
         expected = self._reference(model, inputs, reference, pipes)
         outcomes: list[Outcome] = []
         bound: dict[str, Callable[[], object]] = {}
+        blas = {}  # the BLAS libraries the compiled code calls, by path
         imports: dict[Any, Imported] = {}  # one import per input level, shared by pipelines
         for p in pipes:
-            outcome, call = self._check_one(
+            outcome, call, fn = self._check_one(
                 case, model, inputs, p, expected, rtol, atol, per_dtype, mode, flops, imports
             )
             outcomes.append(outcome)
             if call is not None:
                 bound[p] = call
+            if fn is not None and fn.blas is not None:
+                blas[fn.blas.path] = fn.blas
         do_time = self.timing is not None if time_it is None else time_it
         if do_time and bound:
+            config = self.timing or TimingConfig()
+            for lib in blas.values():  # the same thread count as torch gets
+                set_blas_threads(lib, config.threads)
             outcomes = self._time(model, inputs, reference, bound, outcomes)
         self.outcomes.extend(outcomes)
         if any(o.verdict == "FAIL" for o in outcomes):
@@ -226,7 +234,7 @@ class ExecutionSession:
 
     def _check_one(
         self, case, model, inputs, pipeline, expected, rtol, atol, per_dtype, mode, flops, imports
-    ) -> tuple[Outcome, Callable[[], object] | None]:
+    ) -> tuple[Outcome, Callable[[], object] | None, NativeFunction | None]:
         mode = mode or self.mode
         try:
             pipe = self.pipeline(pipeline)
@@ -248,6 +256,7 @@ class ExecutionSession:
             return (
                 Outcome(case, pipeline, "FAIL", mode=mode, error=runner.describe_failure(exc)),
                 None,
+                None,
             )
         outcome = Outcome(
             case,
@@ -261,7 +270,7 @@ class ExecutionSession:
             cached=compiled.cached,
         )
         call = fn.bind(*inputs) if comparison.ok else None
-        return outcome, call
+        return outcome, call, fn
 
     def _time(self, model, inputs, reference, bound, outcomes) -> list[Outcome]:
         import torch
@@ -284,6 +293,20 @@ class ExecutionSession:
             else o
             for o in outcomes
         ]
+
+
+def _blas_settings(pipe: Pipeline) -> list[str]:
+    """What else a pipeline's BLAS calls depend on: the symbol prefix the pass writes and the
+    library the .so links (both from the environment, so part of the artifact's key)."""
+    if "mlirpipe-matmul-to-blas" not in pipe.pipeline_text:
+        return []
+    from .blas_library import BlasLibraryError, find_blas_library, symbol_prefix
+
+    try:
+        library = str(find_blas_library().path)
+    except BlasLibraryError:
+        library = "no BLAS library"  # compiling it will say why
+    return [f"blas prefix {symbol_prefix()}", f"blas library {library}"]
 
 
 def _loaded_onnx(model: Any) -> Any:

@@ -2,21 +2,48 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-# The tosa pipeline's `affine-loop-fusion` miscompiles reductions feeding elementwise ops (and
-# conv2d): the same cases pass through tosa with that pass removed.
-FUSION_BUG = "tosa's affine-loop-fusion miscompiles this case (passes without that pass)"
-
 # Every case runs under these; TOSA-expressible cases add `tosa`.
 BASE = ("refbackend", "refbackend-dps")
 WITH_TOSA = (*BASE, "tosa")
+# Cases with a matmul also run with their matmuls as BLAS calls: each base pipeline's -blas twin.
+BLAS_TWINS = {
+    "refbackend": "refbackend-blas",
+    "refbackend-dps": "refbackend-dps-blas",
+    "tosa": "tosa-blas",
+    "onnx-linalg": "onnx-linalg-blas",
+}
+
+
+def with_blas(pipelines: tuple[str, ...]) -> tuple[str, ...]:
+    """`pipelines` followed by the -blas twin of each."""
+    return (*pipelines, *(BLAS_TWINS[p] for p in pipelines if p in BLAS_TWINS))
+
+
+def is_blas(pipeline: str) -> bool:
+    return pipeline.endswith("-blas")
+
+
+# BLAS pipelines run when scipy-openblas32 (the default BLAS library) is installed.
+HAS_OPENBLAS = importlib.util.find_spec("scipy_openblas32") is not None
+NO_OPENBLAS = "scipy-openblas32 is not installed (pip install scipy-openblas32)"
+
+
+def rss_kib() -> int:
+    """This process's resident memory, from /proc/self/status."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS in /proc/self/status")
 
 
 @dataclass(frozen=True)
@@ -154,36 +181,59 @@ class Scalars(nn.Module):
 
 
 CASES: list[Case] = [
-    Case("matmul-ones-2x2", MatmulOnes, inputs(randn(2, 2)), flops=2 * 2 * 2 * 2),
-    Case("add-10", Add, inputs(randn(10), randn(10)), flops=10),
-    Case("addmm", Addmm, inputs(randn(4, 5), randn(4, 3), randn(3, 5)), flops=2 * 4 * 3 * 5 + 20),
-    Case("mlp", mlp, inputs(randn(8, 32)), flops=2 * 8 * (32 * 64 + 64 * 10)),
-    Case("linear-bias", linear, inputs(randn(4, 16)), flops=2 * 4 * 16 * 8),
-    Case("bmm", Bmm, inputs(randn(2, 4, 8), randn(2, 8, 3)), flops=2 * 2 * 4 * 8 * 3),
     Case(
-        "conv2d",
-        conv2d,
-        inputs(randn(1, 3, 8, 8)),
-        flops=2 * 4 * 8 * 8 * 3 * 9,
-        xfail={"tosa": FUSION_BUG},
+        "matmul-ones-2x2",
+        MatmulOnes,
+        inputs(randn(2, 2)),
+        pipelines=with_blas(WITH_TOSA),
+        flops=2 * 2 * 2 * 2,
     ),
-    Case("softmax", Softmax, inputs(randn(4, 16)), xfail={"tosa": FUSION_BUG}),
-    Case("layernorm", layernorm, inputs(randn(4, 16)), xfail={"tosa": FUSION_BUG}),
-    Case("attention", Attention, inputs(randn(1, 6, 16)), xfail={"tosa": FUSION_BUG}),
+    Case("add-10", Add, inputs(randn(10), randn(10)), flops=10),
+    Case(
+        "addmm",
+        Addmm,
+        inputs(randn(4, 5), randn(4, 3), randn(3, 5)),
+        pipelines=with_blas(WITH_TOSA),
+        flops=2 * 4 * 3 * 5 + 20,
+    ),
+    Case(
+        "mlp",
+        mlp,
+        inputs(randn(8, 32)),
+        pipelines=with_blas(WITH_TOSA),
+        flops=2 * 8 * (32 * 64 + 64 * 10),
+    ),
+    Case(
+        "linear-bias",
+        linear,
+        inputs(randn(4, 16)),
+        pipelines=with_blas(WITH_TOSA),
+        flops=2 * 4 * 16 * 8,
+    ),
+    Case(
+        "bmm",
+        Bmm,
+        inputs(randn(2, 4, 8), randn(2, 8, 3)),
+        pipelines=with_blas(WITH_TOSA),
+        flops=2 * 2 * 4 * 8 * 3,
+    ),
+    Case("conv2d", conv2d, inputs(randn(1, 3, 8, 8)), flops=2 * 4 * 8 * 8 * 3 * 9),
+    Case("softmax", Softmax, inputs(randn(4, 16))),
+    Case("layernorm", layernorm, inputs(randn(4, 16))),
+    Case("attention", Attention, inputs(randn(1, 6, 16)), pipelines=with_blas(WITH_TOSA)),
     Case("reductions", Reductions, inputs(randn(5, 7))),
     Case("broadcast-chain", BroadcastChain, inputs(randn(4, 1), randn(1, 5), randn(5))),
     Case(
         "integer-ops",
         IntegerOps,
         inputs(randint(3, 4), randint(3, 4), randint(6, dtype=torch.int32)),
-        xfail={"tosa": FUSION_BUG},
     ),
     Case("boolean-ops", BooleanOps, inputs(randn(3, 4), randn(3, 4), randbool(3, 4))),
     Case(
         "float64",
         Float64,
         inputs(randn(3, 4, dtype=torch.float64), randn(4, 2, dtype=torch.float64)),
-        pipelines=BASE,
+        pipelines=with_blas(BASE),
     ),
     Case("scalars", Scalars, inputs(randn(3), randn())),
 ]

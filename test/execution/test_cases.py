@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import CASES, Case, onnx_gemm_relu, onnx_matmul
+from cases import (
+    CASES,
+    HAS_OPENBLAS,
+    NO_OPENBLAS,
+    Case,
+    is_blas,
+    onnx_gemm_relu,
+    onnx_matmul,
+)
+
+needs_openblas = pytest.mark.skipif(not HAS_OPENBLAS, reason=NO_OPENBLAS)
 
 
 def _params() -> list:
     out = []
     for case in CASES:
         for pipeline in case.pipelines:
-            marks = []
+            marks = [needs_openblas] if is_blas(pipeline) else []
             if pipeline in case.xfail:
                 marks.append(pytest.mark.xfail(reason=case.xfail[pipeline], strict=True))
             out.append(pytest.param(case, pipeline, id=f"{case.name}-{pipeline}", marks=marks))
@@ -51,9 +61,30 @@ def test_onnx_matmul_matches_torch_matmul_through_onnx_linalg_and_refbackend(mli
     }
 
 
-def test_onnx_gemm_relu_matches_onnx_reference_evaluator(mlirpipe) -> None:
-    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
-    (outcome,) = mlirpipe.check(
-        onnx_gemm_relu(), x, pipelines=["onnx-linalg"], name="onnx-gemm-relu"
+@needs_openblas
+def test_onnx_matmul_matches_torch_matmul_with_blas_calls(mlirpipe) -> None:
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(2, 3, generator=gen), torch.randn(3, 4, generator=gen)
+    outcomes = mlirpipe.check(
+        onnx_matmul(),
+        a,
+        b,
+        pipelines=["onnx-linalg-blas", "refbackend-blas", "refbackend-dps-blas"],
+        reference=torch.matmul,
+        name="onnx-matmul",
+        flops=2 * 2 * 3 * 4,
     )
+    assert {o.pipeline: o.abi for o in outcomes} == {
+        "onnx-linalg-blas": "returned-memrefs",
+        "refbackend-blas": "refbackend-callback",
+        "refbackend-dps-blas": "destination-passing",
+    }
+
+
+@pytest.mark.parametrize(
+    "pipeline", ["onnx-linalg", pytest.param("onnx-linalg-blas", marks=needs_openblas)]
+)
+def test_onnx_gemm_relu_matches_onnx_reference_evaluator(mlirpipe, pipeline: str) -> None:
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    (outcome,) = mlirpipe.check(onnx_gemm_relu(), x, pipelines=[pipeline], name="onnx-gemm-relu")
     assert outcome.comparison is not None and outcome.comparison.results[0].total == 24
