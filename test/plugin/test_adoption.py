@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from litrun import lit_verdicts
 
 # The README's example, verbatim in spirit: the repo's `foo-opt` lives in build/bin.
 PYPROJECT = """\
@@ -68,17 +66,7 @@ def test_the_repos_own_tool_is_found_through_the_ini(repo: pytest.Pytester) -> N
 
 
 def test_lit_with_the_two_line_config_gives_the_same_verdicts(repo: pytest.Pytester) -> None:
-    lit = subprocess.run(
-        [sys.executable, "-c", "from lit.main import main; main()", "-v", "test"],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    codes = dict(
-        (m.group(2), m.group(1))
-        for m in re.finditer(r"^(\w+): \w+ :: (\S+\.mlir)", lit.stdout, re.MULTILINE)
-    )
+    codes, _ = lit_verdicts(repo.path, "test")
     assert codes == {"bad.mlir": "FAIL", "good.mlir": "PASS", "other.mlir": "PASS"}
     result = _run(repo, "-v")
     result.assert_outcomes(passed=3, failed=1)

@@ -5,11 +5,10 @@ binary on PATH, so it is not used here.)"""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from litrun import lit_verdicts
 
 HERE = Path(__file__).parent  # crash_passes.py: passes that abort, segfault or hang
 IR = """\
@@ -80,17 +79,8 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 
 
 def _lit(suite: pytest.Pytester, *args: str) -> dict[str, str]:
-    ran = subprocess.run(
-        [sys.executable, "-c", "from lit.main import main; main()", "-v", *args],
-        cwd=suite.path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return {
-        m.group(2): m.group(1)
-        for m in re.finditer(r"^(\w+): mlirpipe :: tests/(\S+) \(", ran.stdout, re.MULTILINE)
-    } | {"_output": ran.stdout + ran.stderr}
+    codes, output = lit_verdicts(suite.path, *args)
+    return codes | {"_output": output}
 
 
 def _pytest_outcomes(result: pytest.RunResult) -> dict[str, str]:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from litrun import lit_verdicts
 
 IR = textwrap.dedent(
     """\
@@ -87,18 +86,8 @@ def test_each_verdict_maps_to_the_pytest_outcome(suite: pytest.Pytester) -> None
 
 
 def test_lit_and_pytest_give_the_same_verdict_on_every_file(suite: pytest.Pytester) -> None:
-    lit = subprocess.run(
-        [sys.executable, "-c", "from lit.main import main; main()", "-v", "tests"],
-        cwd=suite.path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    lit_codes = dict(
-        (m.group(2), m.group(1))
-        for m in re.finditer(r"^(\w+): mlirpipe :: tests/(\S+) \(", lit.stdout, re.MULTILINE)
-    )
-    assert lit_codes == {n: e[1] for n, e in EXPECTED.items()}, lit.stdout + lit.stderr
+    lit_codes, output = lit_verdicts(suite.path, "tests")
+    assert lit_codes == {n: e[1] for n, e in EXPECTED.items()}, output
     result = suite.runpytest("tests", "-v", "-p", "no:cacheprovider")
     assert _pytest_outcomes(result) == {n: e[0] for n, e in EXPECTED.items()}
 
