@@ -32,7 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="threads for torch while timing (ini: mlirpipe_threads, default 1)",
+        help="threads for torch and the BLAS while timing (ini: mlirpipe_threads, default 1)",
     )
     group.addoption(
         "--mlirpipe-mode",
@@ -55,7 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="compile every execution case afresh",
     )
     parser.addini("mlirpipe_time", "time execution cases against torch", type="bool", default=False)
-    parser.addini("mlirpipe_threads", "threads for torch while timing", default="1")
+    parser.addini(
+        "mlirpipe_threads", "threads for torch and the BLAS library while timing", default="1"
+    )
     parser.addini("mlirpipe_mode", "jit or aot", default="jit")
     parser.addini("mlirpipe_cache_dir", "directory of compiled artifacts", default="")
 
@@ -168,12 +170,16 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     run = config.stash.get(_SESSION, None)
     if run is None or getattr(config, "workeroutput", None) is not None:
         return
-    from .execution.report import format_table, write_json
+    from .execution.report import format_side_by_side, format_table, write_json
 
     rows = run.rows()
     if rows:
         terminalreporter.section("mlirpipe execution")
         terminalreporter.write_line(format_table(rows))
+        side_by_side = format_side_by_side(rows)
+        if side_by_side:
+            terminalreporter.section("mlirpipe execution: pipelines side by side")
+            terminalreporter.write_line(side_by_side)
     if run.json_path:
         write_json(run.json_path, rows)
         terminalreporter.write_line(

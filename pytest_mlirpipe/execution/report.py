@@ -68,6 +68,46 @@ def format_table(rows: Iterable[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def format_side_by_side(rows: Iterable[dict[str, Any]]) -> str:
+    """Cases timed through more than one pipeline: torch and each pipeline's median in one row,
+    with the ratio to torch (e.g. a plain pipeline next to its -blas twin)."""
+    timed: dict[str, dict[str, dict[str, Any]]] = {}
+    for d in rows:
+        if d.get("verdict") == "PASS" and d.get("timing"):
+            timed.setdefault(d["case"], {}).setdefault(d["pipeline"], d)
+    cases = {c: by_pipe for c, by_pipe in timed.items() if len(by_pipe) > 1}
+    if not cases:
+        return ""
+    pipelines: list[str] = []
+    for by_pipe in cases.values():
+        pipelines += [p for p in by_pipe if p not in pipelines]
+    plain = [p for p in pipelines if not p.endswith("-blas")]
+    pipelines = plain + [p for p in pipelines if p.endswith("-blas")]
+    header = ["case", "torch", *pipelines]
+    body = []
+    for case, by_pipe in cases.items():
+        torch_medians = sorted(
+            d["torch_timing"]["median"] for d in by_pipe.values() if d.get("torch_timing")
+        )
+        torch_median = torch_medians[len(torch_medians) // 2] if torch_medians else None
+        cells = [case, format_seconds(torch_median) if torch_median else "-"]
+        for p in pipelines:
+            d = by_pipe.get(p)
+            if d is None:
+                cells.append("")
+                continue
+            median = d["timing"]["median"]
+            ratio = f" ({median / torch_median:.2f}x)" if torch_median else ""
+            cells.append(format_seconds(median) + ratio)
+        body.append(cells)
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
+    lines.append("median per call; (Nx) = pipeline median / torch eager median")
+    return "\n".join(lines)
+
+
 def write_json(path: str | os.PathLike[str], rows: Sequence[dict[str, Any]]) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -106,7 +106,7 @@ def build_parser() -> ArgumentParser:
     )
     rn.add_argument("--mode", choices=["jit", "aot"], default="jit", help="JIT or linked .so")
     rn.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    rn.add_argument("--threads", type=int, default=1, help="torch threads while timing")
+    rn.add_argument("--threads", type=int, default=1, help="torch and BLAS threads while timing")
     rn.add_argument("--blocks", type=int, default=5, help="timed blocks per candidate")
     rn.add_argument("--no-time", action="store_true", help="compare only, do not time")
     rn.add_argument("--flops", type=float, default=None, help="FLOPs per call, for GFLOP/s")
@@ -283,7 +283,12 @@ def _import(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
 
 def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     from ..execution import frontends
-    from ..execution.report import format_table, outcome_to_dict, write_json
+    from ..execution.report import (
+        format_side_by_side,
+        format_table,
+        outcome_to_dict,
+        write_json,
+    )
     from ..execution.session import ExecutionMismatch, ExecutionSession
     from ..execution.timing import TimingConfig
 
@@ -332,6 +337,9 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         status = 1
     rows = [outcome_to_dict(o) for o in session.outcomes]
     stdout.write(format_table(rows) + "\n")
+    side_by_side = format_side_by_side(rows)
+    if side_by_side:
+        stdout.write("\n" + side_by_side + "\n")
     if args.json:
         write_json(args.json, rows)
     return status

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from cases import HAS_OPENBLAS, NO_OPENBLAS
+
+from pytest_mlirpipe.execution.report import format_side_by_side
 
 SUITE = """
 import torch
@@ -54,3 +57,71 @@ def test_table_and_json_cover_every_case_and_failures_show_the_report(
     rows = {r["case"]: r for r in json.loads(report.read_text())["results"]}
     assert rows["test_add"]["verdict"] == "PASS" and rows["test_wrong"]["verdict"] == "FAIL"
     assert rows["test_add"]["timing"]["median"] > 0 and rows["test_add"]["flops"] == 4
+
+
+BLAS_SUITE = """
+import torch
+
+
+class MatMul(torch.nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+def test_matmul(mlirpipe):
+    a, b = torch.randn(8, 8), torch.randn(8, 8)
+    mlirpipe.check(
+        MatMul(), a, b, pipelines=["refbackend-dps", "refbackend-dps-blas"], flops=2 * 8**3
+    )
+"""
+
+
+@pytest.mark.skipif(not HAS_OPENBLAS, reason=NO_OPENBLAS)
+def test_timed_session_shows_torch_plain_and_blas_side_by_side(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=BLAS_SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlirpipe-time")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*mlirpipe execution: pipelines side by side*",
+            "case *torch *refbackend-dps *refbackend-dps-blas",
+            "test_matmul *s *s (*x) *s (*x)",
+            "median per call; (Nx) = pipeline median / torch eager median",
+        ]
+    )
+
+
+def _row(case: str, pipeline: str, median: float | None, verdict: str = "PASS") -> dict:
+    timing = {"median": median} if median is not None else None
+    return {
+        "case": case,
+        "pipeline": pipeline,
+        "verdict": verdict,
+        "timing": timing,
+        "torch_timing": {"median": 1e-3} if timing else None,
+    }
+
+
+def test_side_by_side_has_a_column_per_pipeline_blas_last() -> None:
+    rows = [
+        _row("mlp", "refbackend-blas", 2e-3),
+        _row("mlp", "refbackend", 4e-3),
+        _row("add", "refbackend", 1e-3),  # one pipeline only: not in this table
+        _row("mm", "refbackend", 1e-3),
+        _row("mm", "refbackend-blas", None, "FAIL"),
+    ]
+    lines = format_side_by_side(rows).splitlines()
+    assert lines[0].split() == ["case", "torch", "refbackend", "refbackend-blas"]
+    assert lines[2].split() == [
+        "mlp",
+        "1.00",
+        "ms",
+        "4.00",
+        "ms",
+        "(4.00x)",
+        "2.00",
+        "ms",
+        "(2.00x)",
+    ]
+    assert len(lines) == 4
+    assert format_side_by_side([_row("add", "refbackend", 1e-3)]) == ""
