@@ -1,0 +1,221 @@
+"""Benchmark: fp32 matmuls and an MLP forward, torch eager against the plain and -blas pipelines.
+
+Workloads: square matmuls N = 256, 512, 1024, 2048 and an MLP forward (Linear 512->512, ReLU,
+Linear 512->512, ReLU, Linear 512->10 on a batch of 128). Candidates: torch eager (MKL), the
+plain pipeline (`refbackend-dps`: loops), `refbackend-dps-blas` (the same with the matmuls as
+CBLAS calls writing into the caller's buffer) and `refbackend-blas` (RefBackend's callback ABI:
+a fresh result buffer per call, copied out). Every candidate is checked against torch first.
+
+Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
+candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
+never overlap another's calls; torch and the BLAS get the same thread count (1, then 2). Printed
+per candidate: median and best-of block means, GFLOP/s (median and best), the share of this
+machine's fp32 peak, the ratio to torch (median/median and best/best), and how many cores other
+processes used during its blocks (above 0.2 the row is flagged LOADED).
+
+Usage: python bench/matmul.py [--sizes 256,512,1024,2048] [--threads 1,2] [--rounds 7]
+       [--block-seconds 0.2] [--pause 0.25] [--plain-max-gflop 0.3] [--peak-per-core 117.4]
+       [--no-callback] [--no-mlp] [--mode jit|aot]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+PLAIN = "refbackend-dps"
+BLAS = "refbackend-dps-blas"
+CALLBACK_BLAS = "refbackend-blas"
+
+
+@dataclass
+class Workload:
+    name: str
+    model: object
+    inputs: list
+    flops: float
+
+
+def workloads(sizes: list[int], with_mlp: bool) -> list[Workload]:
+    import torch
+    from torch import nn
+
+    class MatMul(nn.Module):
+        def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return a @ b
+
+    gen = torch.Generator().manual_seed(0)
+    out = [
+        Workload(
+            f"matmul N={n}",
+            MatMul(),
+            [torch.randn(n, n, generator=gen), torch.randn(n, n, generator=gen)],
+            2.0 * n**3,
+        )
+        for n in sizes
+    ]
+    if with_mlp:
+        torch.manual_seed(0)
+        batch, width, classes = 128, 512, 10
+        mlp = nn.Sequential(
+            nn.Linear(width, width),
+            nn.ReLU(),
+            nn.Linear(width, width),
+            nn.ReLU(),
+            nn.Linear(width, classes),
+        ).eval()
+        flops = 2.0 * batch * (2 * width * width + width * classes)
+        out.append(
+            Workload(
+                f"mlp {batch}x{width}x{width}x{classes}",
+                mlp,
+                [torch.randn(batch, width, generator=gen)],
+                flops,
+            )
+        )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="256,512,1024,2048")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=7, help="blocks per candidate")
+    ap.add_argument("--block-seconds", type=float, default=0.2)
+    ap.add_argument("--pause", type=float, default=0.25, help="seconds after every block")
+    ap.add_argument(
+        "--plain-max-gflop",
+        type=float,
+        default=0.3,
+        help="time the plain (loop) pipeline only up to this many GFLOP per call",
+    )
+    ap.add_argument("--peak-per-core", type=float, default=117.4, help="fp32 GFLOP/s")
+    ap.add_argument("--no-callback", action="store_true", help=f"leave out {CALLBACK_BLAS}")
+    ap.add_argument("--no-mlp", action="store_true")
+    ap.add_argument("--mode", choices=["jit", "aot"], default="jit")
+    args = ap.parse_args()
+
+    import numpy as np
+    import torch
+
+    from pytest_mlirpipe.execution.blas_library import find_blas_library, set_blas_threads
+    from pytest_mlirpipe.execution.session import ExecutionSession
+    from pytest_mlirpipe.execution.timing import TimingConfig, measure
+
+    lib = find_blas_library()
+    session = ExecutionSession(cache_dir=None, mode=args.mode)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    thread_counts = [int(t) for t in args.threads.split(",") if t]
+    pipelines = [PLAIN, BLAS] + ([] if args.no_callback else [CALLBACK_BLAS])
+    print(f"BLAS: {lib.path} (prefix {lib.prefix!r}); torch {torch.__version__}, mode {args.mode}")
+    print(
+        f"timing: {args.rounds} rounds x 1 block of ~{args.block_seconds}s per candidate, "
+        f"{args.pause}s pause after each block; peak {args.peak_per_core} GFLOP/s per core"
+    )
+    rows: list[list[str]] = []
+    for w in workloads(sizes, not args.no_mlp):
+        with torch.no_grad():
+            expected = w.model(*w.inputs).numpy()
+        calls = {"torch": _torch_call(w.model, w.inputs)}
+        for p in pipelines:
+            if p == PLAIN and w.flops / 1e9 > args.plain_max_gflop:
+                continue
+            compiled = session.compile(w.model, *w.inputs, pipeline=p)
+            fn = compiled.function
+            call = fn.bind(*w.inputs)
+            call()
+            got = fn.outputs()[0]
+            scale = float(np.abs(expected).max())
+            if not np.allclose(got, expected, rtol=1e-3, atol=1e-4 * scale):
+                raise SystemExit(
+                    f"{w.name}: {p} differs from torch (max abs err "
+                    f"{float(np.abs(got - expected).max()):.3g})"
+                )
+            calls[p] = call
+        for threads in thread_counts:
+            set_blas_threads(lib, threads)
+            config = TimingConfig(
+                warmup=3,
+                blocks=args.rounds,
+                block_seconds=args.block_seconds,
+                pause_seconds=args.pause,
+                threads=threads,
+            )
+            with torch.no_grad():
+                timings = measure(calls, config)
+            ref = timings["torch"]
+            peak = args.peak_per_core * threads
+            for name, t in timings.items():
+                gf, gf_best = w.flops / t.median / 1e9, w.flops / t.minimum / 1e9
+                rows.append(
+                    [
+                        w.name,
+                        str(threads),
+                        name,
+                        f"{t.median * 1e3:.3f}",
+                        f"{t.minimum * 1e3:.3f}",
+                        f"{gf:.1f}",
+                        f"{gf_best:.1f}",
+                        f"{100 * gf / peak:.0f}%",
+                        f"{t.median / ref.median:.2f}",
+                        f"{t.minimum / ref.minimum:.2f}",
+                        f"{t.blocks}x{t.calls_per_block}",
+                        f"{t.other_cpu:.2f}" + (" LOADED" if t.loaded else ""),
+                    ]
+                )
+            sys.stdout.write(".")
+            sys.stdout.flush()
+        for p in pipelines:  # skipped plain rows, said so
+            if p not in calls:
+                rows.append([w.name, "-", p, "skipped: slower than --plain-max-gflop allows"])
+    print()
+    header = [
+        "workload",
+        "thr",
+        "candidate",
+        "median ms",
+        "best ms",
+        "GFLOP/s",
+        "best GF/s",
+        "of peak",
+        "x torch",
+        "best x",
+        "blocks",
+        "other cores",
+    ]
+    _print_table(header, rows)
+    print(
+        "x torch: median / torch median (best x: best / torch best); below 1 is faster. "
+        "of peak: median GFLOP/s over peak x threads. other cores: the most CPU other processes "
+        "used during one of the candidate's blocks."
+    )
+
+
+def _torch_call(model, inputs):
+    def call():
+        return model(*inputs)
+
+    return call
+
+
+def _print_table(header: list[str], rows: list[list[str]]) -> None:
+    full = [r for r in rows if len(r) == len(header)]
+    widths = [max(len(r[i]) for r in [header, *full]) for i in range(len(header))]
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    print("  ".join("-" * w for w in widths))
+    last = None
+    for r in rows:
+        if last is not None and r[0] != last:
+            print()
+        last = r[0]
+        if len(r) != len(header):
+            print("  ".join(r))
+            continue
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+if __name__ == "__main__":
+    Path(__file__)  # keep the module importable for --help without torch
+    main()
