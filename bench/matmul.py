@@ -3,8 +3,9 @@
 Workloads: square matmuls N = 256, 512, 1024, 2048 and an MLP forward (Linear 512->512, ReLU,
 Linear 512->512, ReLU, Linear 512->10 on a batch of 128). Candidates: torch eager (MKL), the
 plain pipeline (`refbackend-dps`: loops), `refbackend-dps-blas` (the same with the matmuls as
-CBLAS calls writing into the caller's buffer) and `refbackend-blas` (RefBackend's callback ABI:
-a fresh result buffer per call, copied out). Every candidate is checked against torch first.
+CBLAS calls writing into the caller's buffer), `refbackend-blas` (RefBackend's callback ABI:
+a fresh result buffer per call, copied out), and for the matmuls the BLAS library's sgemm called
+directly through ctypes (what no pipeline can beat). Every pipeline is checked against torch.
 
 Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
 candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
@@ -28,6 +29,7 @@ from pathlib import Path
 PLAIN = "refbackend-dps"
 BLAS = "refbackend-dps-blas"
 CALLBACK_BLAS = "refbackend-blas"
+DIRECT = "cblas_sgemm (ctypes)"
 
 
 @dataclass
@@ -119,6 +121,8 @@ def main() -> None:
         with torch.no_grad():
             expected = w.model(*w.inputs).numpy()
         calls = {"torch": _torch_call(w.model, w.inputs)}
+        if w.name.startswith("matmul"):  # the library alone: the floor of any -blas pipeline
+            calls[DIRECT] = _direct_sgemm(lib, *w.inputs)
         for p in pipelines:
             if p == PLAIN and w.flops / 1e9 > args.plain_max_gflop:
                 continue
@@ -191,6 +195,29 @@ def main() -> None:
         "of peak: median GFLOP/s over peak x threads. other cores: the most CPU other processes "
         "used during one of the candidate's blocks."
     )
+
+
+def _direct_sgemm(lib, a, b):
+    """`<prefix>cblas_sgemm` called through ctypes into a preallocated output."""
+    import ctypes
+
+    import numpy as np
+
+    sgemm = getattr(ctypes.CDLL(str(lib.path)), lib.symbol("cblas_sgemm"))
+    sgemm.restype = None
+    a, b = a.numpy(), b.numpy()
+    m, k = a.shape
+    n = b.shape[1]
+    c = np.empty((m, n), np.float32)
+    i, f, p = ctypes.c_int, ctypes.c_float, ctypes.c_void_p
+    args = (i(101), i(111), i(111), i(m), i(n), i(k), f(1.0), p(a.ctypes.data), i(k))
+    args += (p(b.ctypes.data), i(n), f(0.0), p(c.ctypes.data), i(n))
+
+    def call():
+        sgemm(*args)
+
+    call.keep = (a, b, c)  # type: ignore[attr-defined]
+    return call
 
 
 def _torch_call(model, inputs):
