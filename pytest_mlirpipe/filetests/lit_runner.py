@@ -103,7 +103,7 @@ class LitSession:
     ):
         import lit.LitConfig
 
-        self.exec_root = Path(exec_root)
+        self.exec_root = Path(exec_root).resolve()  # lit wants absolute paths
         self.isolation = isolation
         self.settings = settings
         self.timeout = timeout

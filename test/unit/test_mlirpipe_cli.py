@@ -292,3 +292,31 @@ def test_passes_grep_without_a_match_is_an_error_with_close_matches():
     assert err.startswith(
         "error: no pass name contains 'canonicalise'\n  hint: did you mean 'canonicalize'"
     )
+
+
+SPLIT_CASES = (
+    "// Two cases in one file.\n"
+    "// RUN: mlirpipe-opt %s --split-input-file --pipeline refbackend --stop-after bufferize"
+    " | filecheck %s\n"
+    "// CHECK-LABEL: func.func @a\n"
+    "// CHECK-LABEL: func.func @b\n"
+    "#m = affine_map<(d0) -> (d0)>\n"
+    "func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }\n"
+    "// -----\n"
+    "#m = affine_map<(d0) -> (d0)>\n"
+    "func.func @b(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }\n"
+)
+
+
+def test_showcase_tables_a_split_input_file_by_its_first_case(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "split.mlir").write_text(SPLIT_CASES)
+    broken = tmp_path / "broken.mlir"
+    broken.write_text("// RUN: mlirpipe-opt %s --pipeline refbackend | filecheck %s\nfunc.func @")
+
+    status, out, err = mlirpipe("showcase", tmp_path)
+
+    assert (status, err) == (1, "")
+    assert "checks: 1 RUN lines with FileCheck -> PASS" in out
+    assert f"{broken}:2:12: error: cannot parse MLIR: @ identifier expected to start with" in out
+    assert out.endswith("1 of 2 seed files passed their checks.\n")
