@@ -115,6 +115,8 @@ class _ExecutionRun:
                 cache_dir=cache_dir,
                 timing=TimingConfig(threads=self.threads) if self.time else None,
                 mode=self.mode,
+                isolation=_isolation(self.config),
+                timeout=_timeout(self.config),
             )
         return self._session
 
@@ -185,6 +187,21 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(
             f"mlirpipe: wrote {len(rows)} execution outcomes to {run.json_path}"
         )
+
+
+def _isolation(config: pytest.Config) -> str:
+    """The IR tests' isolation setting (checked by the plugin); `subprocess` means the same as
+    `fork` here: compiled code first runs in a child."""
+    value = config.getoption("--mlirpipe-isolation", None) or config.getini("mlirpipe_isolation")
+    return "none" if value == "none" else "fork"
+
+
+def _timeout(config: pytest.Config) -> float:
+    value = config.getoption("--mlirpipe-timeout", None) or config.getini("mlirpipe_timeout")
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return 0.0  # the plugin rejects it with a message
 
 
 class MlirpipeFixture:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import contain
 from ..errors import MlirpipeError, Problem, UsageError
 from ..model import Pipeline
 from . import runner
@@ -82,6 +83,8 @@ class ExecutionSession:
         timing: TimingConfig | None = None,
         mode: str = "jit",
         default_pipelines: Sequence[str] = DEFAULT_PIPELINES,
+        isolation: str = "fork",
+        timeout: float = 0.0,
     ):
         if mode not in MODES:
             raise UsageError(
@@ -94,6 +97,10 @@ class ExecutionSession:
         self.default_pipelines = tuple(default_pipelines)
         self.outcomes: list[Outcome] = []
         self._catalog = None
+        # "fork": compiled code first runs (and is compared) in a forked child, so a crash or
+        # a hang fails one pipeline of one case; "none": everything runs in this process.
+        self.isolation = isolation
+        self.timeout = timeout
 
     # -- pipelines ---------------------------------------------------------------------------
     def pipeline(self, name: str) -> Pipeline:
@@ -137,6 +144,7 @@ class ExecutionSession:
         abi = detect_abi(text, sig)
         t0 = time.perf_counter()
         library = header = None
+        contain.note(f"compiling the lowered module to native code ({mode})")
         if mode == "jit":
             fn = jit(text, sig)
         else:
@@ -189,16 +197,25 @@ class ExecutionSession:
         bound: dict[str, Callable[[], object]] = {}
         blas = {}  # the BLAS libraries the compiled code calls, by path
         imports: dict[Any, Imported] = {}  # one import per input level, shared by pipelines
+        do_time = self.timing is not None if time_it is None else time_it
         for p in pipes:
             outcome, call, fn = self._check_one(
-                case, model, inputs, p, expected, rtol, atol, per_dtype, mode, flops, imports
+                case,
+                model,
+                inputs,
+                p,
+                expected,
+                (rtol, atol, per_dtype),
+                mode,
+                flops,
+                imports,
+                do_time,
             )
             outcomes.append(outcome)
             if call is not None:
                 bound[p] = call
             if fn is not None and fn.blas is not None:
                 blas[fn.blas.path] = fn.blas
-        do_time = self.timing is not None if time_it is None else time_it
         if do_time and bound:
             config = self.timing or TimingConfig()
             for lib in blas.values():  # the same thread count as torch gets
@@ -233,7 +250,7 @@ class ExecutionSession:
         return runner.eager_reference(model, inputs)
 
     def _check_one(
-        self, case, model, inputs, pipeline, expected, rtol, atol, per_dtype, mode, flops, imports
+        self, case, model, inputs, pipeline, expected, tolerances, mode, flops, imports, do_time
     ) -> tuple[Outcome, Callable[[], object] | None, NativeFunction | None]:
         mode = mode or self.mode
         try:
@@ -241,8 +258,44 @@ class ExecutionSession:
             runner.require_llvm_output(pipe)
             if pipe.input not in imports:
                 imports[pipe.input] = runner.import_model(model, inputs, pipe)
-            compiled = self.compile_imported(imports[pipe.input], pipe, case, mode)
+        except MlirpipeError as exc:
+            return (
+                Outcome(case, pipeline, "FAIL", mode=mode, error=runner.describe_failure(exc)),
+                None,
+                None,
+            )
+        imported = imports[pipe.input]
+        args = (case, imported, pipe, inputs, expected, tolerances, mode, flops)
+        if self.isolation != "fork" or not contain.is_available():
+            outcome, compiled = self._compile_and_compare(*args)
+        else:
+            from .runtime import runtime_library
+
+            runtime_library()  # built once here, so children inherit it instead of rebuilding
+            ended = contain.run_contained(
+                lambda: self._compile_and_compare(*args)[0], timeout=self.timeout or None
+            )
+            if not ended.ok:
+                error = _contained_failure(ended, case, pipe, imported, self.timeout)
+                return Outcome(case, pipeline, "FAIL", mode=mode, error=error), None, None
+            outcome, compiled = ended.value, None
+            if outcome.verdict == "PASS" and do_time:
+                # It ran once, contained; timing needs it here (the lowering is cached).
+                compiled = self.compile_imported(imported, pipe, case, mode)
+        if compiled is None or outcome.verdict != "PASS":
+            return outcome, None, None
+        fn = compiled.function
+        return outcome, fn.bind(*inputs), fn
+
+    def _compile_and_compare(
+        self, case, imported, pipe, inputs, expected, tolerances, mode, flops
+    ) -> tuple[Outcome, Compiled | None]:
+        """Lower, compile, call once and compare: the steps a broken compiler can crash in."""
+        rtol, atol, per_dtype = tolerances
+        try:
+            compiled = self.compile_imported(imported, pipe, case, mode)
             fn = compiled.function
+            contain.note("running the compiled code")
             actual = fn(*inputs)
             comparison: Comparison = compare(
                 actual,
@@ -253,14 +306,11 @@ class ExecutionSession:
                 per_dtype,
             )
         except MlirpipeError as exc:
-            return (
-                Outcome(case, pipeline, "FAIL", mode=mode, error=runner.describe_failure(exc)),
-                None,
-                None,
-            )
+            error = runner.describe_failure(exc)
+            return Outcome(case, pipe.name, "FAIL", mode=mode, error=error), None
         outcome = Outcome(
             case,
-            pipeline,
+            pipe.name,
             "PASS" if comparison.ok else "FAIL",
             abi=compiled.abi.value,
             mode=mode,
@@ -269,8 +319,7 @@ class ExecutionSession:
             flops=flops,
             cached=compiled.cached,
         )
-        call = fn.bind(*inputs) if comparison.ok else None
-        return outcome, call, fn
+        return outcome, compiled
 
     def _time(self, model, inputs, reference, bound, outcomes) -> list[Outcome]:
         import torch
@@ -293,6 +342,27 @@ class ExecutionSession:
             else o
             for o in outcomes
         ]
+
+
+def _contained_failure(ended, case: str, pipe: Pipeline, imported: Imported, limit: float) -> str:
+    """What ended the contained compile-and-run, where, and how to reproduce it."""
+    import tempfile
+
+    where = ended.notes[-1] if ended.notes else "compiling"
+    if ended.kind == "timeout":
+        what = f"no result after {limit:g} s (mlirpipe_timeout), while {where}"
+    elif ended.kind == "error":
+        what = f"internal error, while {where}: {ended.detail.strip().splitlines()[-1]}"
+    else:
+        what = f"{ended.detail}, while {where}"
+    folder = Path(tempfile.mkdtemp(prefix="mlirpipe-repro-"))
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in case)
+    source = folder / f"{safe}.input.mlir"
+    source.write_text(imported.text)
+    return (
+        f"{what}\n  the imported module is in {source}; lower it with: "
+        f"mlirpipe-opt {source} --pipeline {pipe.name} -o {folder / (safe + '.llvm.mlir')}"
+    )
 
 
 def _blas_settings(pipe: Pipeline) -> list[str]:
