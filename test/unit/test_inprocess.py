@@ -3,7 +3,7 @@ processes; the forked child contains crashes and hangs; stage prefixes are lower
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import re
 import time
 from pathlib import Path
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from pytest_mlirpipe.filetests.lit_runner import LitSession
-from pytest_mlirpipe.lowering import passes
 from pytest_mlirpipe.lowering.prefix_cache import prefix_cache
 from pytest_mlirpipe.lowering.stages import run_stages
 
@@ -101,25 +100,13 @@ def test_a_forked_run_gives_the_in_process_verdict(files, tmp_path):
     assert forked.crash == ""
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def crashing_passes():
-    """Python passes that abort, exit or hang; a forked child inherits them."""
-
-    def body(action):
-        def factory(options):
-            def run(op, pass_):
-                action()
-
-            return run
-
-        return factory
-
-    passes.register("test-abort", "aborts")(body(os.abort))
-    passes.register("test-exit", "exits")(body(lambda: os._exit(3)))
-    passes.register("test-hang", "hangs")(body(lambda: time.sleep(60)))
-    yield
-    for name in ("test-abort", "test-exit", "test-hang"):
-        passes._REGISTRY.pop(name, None)
+    """Python passes that abort, exit or hang (test/plugin/crash_passes.py registers them);
+    a forked child inherits them."""
+    path = Path(__file__).parents[1] / "plugin" / "crash_passes.py"
+    spec = importlib.util.spec_from_file_location("crash_passes", path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
 def _file(tmp_path: Path, pass_name: str) -> Path:
@@ -132,7 +119,7 @@ def _file(tmp_path: Path, pass_name: str) -> Path:
 def test_an_abort_fails_only_its_file_and_says_where(crashing_passes, tmp_path):
     session = LitSession(tmp_path / "exec", isolation="fork")
 
-    verdict = session.run(_file(tmp_path, "test-abort"))
+    verdict = session.run(_file(tmp_path, "crash-abort"))
     after = session.run(_file(tmp_path, "canonicalize"))
 
     assert verdict.code == "FAIL"
@@ -145,7 +132,7 @@ def test_an_abort_fails_only_its_file_and_says_where(crashing_passes, tmp_path):
 
 
 def test_a_pass_that_calls_exit_is_reported_with_its_status(crashing_passes, tmp_path):
-    verdict = LitSession(tmp_path / "exec", isolation="fork").run(_file(tmp_path, "test-exit"))
+    verdict = LitSession(tmp_path / "exec", isolation="fork").run(_file(tmp_path, "crash-exit"))
 
     assert verdict.code == "FAIL"
     assert verdict.crash.startswith("exited with status 3, while running RUN line 1: ")
@@ -155,7 +142,7 @@ def test_a_hang_is_a_timeout_that_says_where(crashing_passes, tmp_path):
     session = LitSession(tmp_path / "exec", isolation="fork", timeout=1.0)
 
     start = time.perf_counter()
-    verdict = session.run(_file(tmp_path, "test-hang"))
+    verdict = session.run(_file(tmp_path, "crash-hang"))
 
     assert time.perf_counter() - start < 20
     assert verdict.code == "TIMEOUT"
