@@ -105,3 +105,12 @@ def test_an_unknown_mode_lists_the_accepted_ones() -> None:
     assert (
         info.value.format() == "error: unknown execution mode 'interp'\n  hint: accepted: jit, aot"
     )
+
+
+def test_inf_where_torch_has_a_number_is_reported_with_positions(session) -> None:
+    x = torch.tensor([1.0, 0.0, 4.0, 0.0])
+    with pytest.raises(ExecutionMismatch) as info:
+        session.check(Log(), x, reference=lambda t: torch.log(t + 1.0))
+    text = info.value.format()
+    assert "result 0 ('result0'): 4 of 4 elements differ (100.00%)" in text
+    assert "Inf in the native result: 2 positions, first [1], [3]" in text
