@@ -119,7 +119,7 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
         lines.append("input around the failing position:")
         lines.append(dump)
     lines.append("reproduce with:")
-    lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {_repro(step)}")
+    lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {user_command(step.command)}")
     if verbose:
         lines.append("lit output:")
         lines.append(verdict.output.rstrip())
@@ -133,10 +133,6 @@ def _crash_repro(verdict: FileVerdict, indent: str) -> list[str]:
         f"{indent}reproduce the crash with (the crashing stage on its input IR):",
         f"{indent}  {verdict.repro}",
     ]
-
-
-def _repro(step: RunStep) -> str:
-    return user_command(step.command)
 
 
 def _stage_of(command: str) -> str | None:
