@@ -41,10 +41,10 @@ def main() -> None:
 
     from pytest_mlirpipe.lowering.stages import run_stages
     from pytest_mlirpipe.mlir_env import new_context, parse_module, passmanager
-    from pytest_mlirpipe.tools.common import load_catalog
+    from pytest_mlirpipe.lowering.catalog import catalog_for
 
     text = mlp_module(args.hidden)
-    pipeline = load_catalog([]).get("refbackend")
+    pipeline = catalog_for([]).get("refbackend")
 
     def plain() -> None:
         ctx = new_context()

@@ -73,6 +73,8 @@ class MlirSession:
         return is_test_file(path)
 
 
+SESSION_KEY = pytest.StashKey[MlirSession]()
+
 # user_properties key of a file whose in-process run crashed or timed out (then contained).
 CONTAINED = "mlirpipe_contained"
 
@@ -92,8 +94,6 @@ class FileTestFailure(Exception):
 
 class MlirItem(pytest.Item):
     def runtest(self) -> None:
-        from .plugin import SESSION_KEY
-
         session = self.config.stash[SESSION_KEY]
         verdict = session.lit.run(self.path)
         contained = "timeout" if verdict.code == "TIMEOUT" else "crash" if verdict.crash else None

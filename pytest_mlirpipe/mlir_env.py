@@ -6,7 +6,6 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import IRParseError, MlirpipeError, Problem
@@ -150,9 +149,3 @@ def _write_atomic(path: Path, text: str) -> None:
         write_atomic(path, text, make_parents=True)
     except OSError as exc:  # a read-only home only costs the cache
         print(f"mlirpipe: note: cannot write cache {path}: {exc}", file=sys.stderr)
-
-
-def known_pass_names(extra: Iterable[str] = ()) -> list[str]:
-    from .lowering import passes
-
-    return sorted({*registered_pass_names(), *passes.all_passes(), *extra})

@@ -8,9 +8,7 @@ import pytest
 
 from .filetests.config import DEFAULT_SUFFIXES, EXCLUDED_DIRS
 from .filetests.lit_runner import ISOLATION_MODES
-from .items import CONTAINED, MlirFile, MlirSession
-
-SESSION_KEY = pytest.StashKey[MlirSession]()
+from .items import CONTAINED, SESSION_KEY, MlirFile, MlirSession
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

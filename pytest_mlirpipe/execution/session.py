@@ -105,9 +105,9 @@ class ExecutionSession:
     # -- pipelines ---------------------------------------------------------------------------
     def pipeline(self, name: str) -> Pipeline:
         if self._catalog is None:
-            from ..tools.common import load_catalog
+            from ..lowering.catalog import catalog_for
 
-            self._catalog = load_catalog(self.pipeline_dirs)
+            self._catalog = catalog_for(self.pipeline_dirs)
         return self._catalog.get(name)
 
     # -- compile -----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ def tool_commands() -> dict[str, str]:
     py = shlex.quote(sys.executable)
     return {
         "mlirpipe-opt": f"{py} -mpytest_mlirpipe.tools.opt",
-        "mlirpipe": f"{py} -mpytest_mlirpipe.tools.main",
+        "mlirpipe": f"{py} -mpytest_mlirpipe.cli.main",
         "FileCheck": f"{py} -mfilecheck",
         "filecheck": f"{py} -mfilecheck",
     }

@@ -225,11 +225,12 @@ class LitSession:
         import filecheck.matcher  # noqa: F401
 
         from ..lowering import stages  # noqa: F401
+        from ..lowering.catalog import catalog_for
         from ..lowering.spec import PipelineSpecError
-        from ..tools import common, opt  # noqa: F401
+        from ..tools import opt  # noqa: F401
 
         with contextlib.suppress(PipelineSpecError):  # reported by the tests that use it
-            common.load_catalog([])
+            catalog_for([])
 
     def _run_here(self, path: Path, in_process: bool, forked: bool = False) -> FileVerdict:
         """Execute the file's RUN lines with lit's internal shell and return lit's verdict."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,9 +10,8 @@ from typing import NoReturn, TextIO
 
 from ..atomic import write_atomic
 from ..errors import MlirpipeError, Problem, UsageError
+from ..lowering.catalog import PIPELINES_PATH_ENV
 from ..model import Location
-
-PIPELINES_PATH_ENV = "MLIRPIPE_PIPELINES_PATH"
 
 
 class _HelpExit(Exception):
@@ -54,52 +52,6 @@ def add_stage_range_options(parser: argparse.ArgumentParser) -> None:
         metavar="STAGE",
         help="take the input as the IR after this stage, run the stages after it",
     )
-
-
-def pipeline_dirs(cli_dirs: Sequence[str]) -> list[str]:
-    env = [d for d in os.environ.get(PIPELINES_PATH_ENV, "").split(os.pathsep) if d]
-    return [*cli_dirs, *env]
-
-
-_CATALOGS: dict[tuple, object] = {}
-
-
-def load_catalog(extra_dirs: Sequence[str]):
-    """The validated catalog, reused while no pipeline file changes (in-process tools call
-    this once per RUN line)."""
-    from .. import mlir_env
-    from ..lowering.spec import builtin_pipeline_dirs
-    from ..lowering.spec import load_catalog as _load
-
-    dirs = pipeline_dirs(extra_dirs)
-    key = (tuple(dirs), _files_state([*dirs, *builtin_pipeline_dirs()]))
-    if key not in _CATALOGS:
-        _CATALOGS.clear()
-        _CATALOGS[key] = _load(
-            dirs,
-            pass_exists=lambda n: _is_known_pass(n, mlir_env),
-            known_passes=mlir_env.known_pass_names,
-        )
-    return _CATALOGS[key]
-
-
-def _files_state(dirs: Sequence[str | os.PathLike]) -> tuple:
-    """Absolute paths, sizes and mtimes of the pipeline files under `dirs`."""
-    state = []
-    for d in dirs:
-        root = Path(d).resolve()
-        state.append(str(root))
-        if root.is_dir():
-            for f in sorted(root.glob("*.toml")):
-                st = f.stat()
-                state.append((str(f), st.st_size, st.st_mtime_ns))
-    return tuple(state)
-
-
-def _is_known_pass(name: str, mlir_env) -> bool:
-    from ..lowering import passes
-
-    return passes.get(name) is not None or mlir_env.is_registered_pass(name)
 
 
 def read_input(path: str, stdin: TextIO) -> tuple[str, str]:

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import MlirpipeError, StageFailure
+from ..lowering.catalog import catalog_for, is_known_pass, known_pass_names, pipeline_dirs
 from ..model import Pipeline
 from .common import (
     ArgumentParser,
     add_pipeline_dir_option,
     add_stage_range_options,
     console_main,
-    load_catalog,
     read_input,
     run_tool,
     write_atomic,
@@ -99,7 +99,7 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     text, name = read_input(args.input, stdin)
     pipeline = None
     if args.pipeline:
-        pipeline = load_catalog(args.pipelines_dir).get(args.pipeline)
+        pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
         wanted = set(args.print_after) - {"all"}
         unknown = sorted(wanted - set(pipeline.stage_names()))
         if unknown:
@@ -116,13 +116,9 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
                 ]
             )
     else:
-        from .. import mlir_env
         from ..lowering.spec import check_pipeline_text
-        from .common import _is_known_pass
 
-        check_pipeline_text(
-            args.pass_pipeline, lambda n: _is_known_pass(n, mlir_env), mlir_env.known_pass_names
-        )
+        check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
     chunks = _split(text) if args.split_input_file else [text]
     outputs: list[str] = []
     status = 0
@@ -270,7 +266,6 @@ def _repro_command(path: Path, args, pipeline: Pipeline | None, stage: str) -> s
     cmd = ["mlirpipe-opt", str(path)]
     if pipeline is not None:
         cmd += ["--pipeline", pipeline.name]
-        from .common import pipeline_dirs
 
         before = pipeline.stage_before(stage)
         if before:

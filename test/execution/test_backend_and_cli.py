@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from pytest_mlirpipe.backend import make_backend
-from pytest_mlirpipe.tools.main import run
+from pytest_mlirpipe.cli.main import run
 
 
 def test_torch_compile_backend_matches_eager() -> None:

@@ -63,13 +63,9 @@ def write_file(tmp_path: Path) -> Callable[[str, str], Path]:
 @pytest.fixture(scope="session")
 def real_pass_checks() -> dict[str, Callable]:
     """`load_catalog` keyword arguments that check pass names against the MLIR bindings."""
-    from pytest_mlirpipe import mlir_env
-    from pytest_mlirpipe.lowering import passes
+    from pytest_mlirpipe.lowering.catalog import is_known_pass, known_pass_names
 
-    return {
-        "pass_exists": lambda n: passes.get(n) is not None or mlir_env.is_registered_pass(n),
-        "known_passes": mlir_env.known_pass_names,
-    }
+    return {"pass_exists": is_known_pass, "known_passes": known_pass_names}
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_mlirpipe.errors import PipelineSpecError
 from pytest_mlirpipe.lowering.stages import run_pass_pipeline, run_stages
-from pytest_mlirpipe.tools.common import load_catalog
+from pytest_mlirpipe.lowering.catalog import catalog_for
 
 pytest.importorskip("scipy_openblas32", reason="the numeric checks call OpenBLAS")
 
@@ -23,7 +23,7 @@ _NP_OF = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
 
 def _lower(source: str, pipeline: str) -> object:
     """Run a shipped pipeline to the llvm dialect; the StageRun keeps module and context."""
-    return run_stages(source, load_catalog([]).get(pipeline), capture=False)
+    return run_stages(source, catalog_for([]).get(pipeline), capture=False)
 
 
 def _execute(source: str, pipeline: str, inputs: list[np.ndarray], result: str) -> np.ndarray:
@@ -64,7 +64,7 @@ def _check_both(source: str, inputs: list[np.ndarray], expected: np.ndarray, res
 
 def _after_pass(source: str, stop: str = "matmul-to-blas") -> str:
     return (
-        run_stages(source, load_catalog([]).get("refbackend-blas"), stop_after=stop, capture=True)
+        run_stages(source, catalog_for([]).get("refbackend-blas"), stop_after=stop, capture=True)
         .snapshots[-1]
         .ir
     )

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlirpipe.tools.common import load_catalog
-from pytest_mlirpipe.tools.main import run
+from pytest_mlirpipe.cli.main import run
+from pytest_mlirpipe.lowering.catalog import catalog_for
 
 ADD = """\
 func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -79,7 +79,7 @@ def test_list_shows_what_a_pipeline_extends(tmp_path):
 
 
 def test_stages_prints_a_header_and_the_ir_for_every_stage():
-    names = load_catalog([]).get("refbackend").stage_names()
+    names = catalog_for([]).get("refbackend").stage_names()
     status, out, err = mlirpipe("stages", "-", "--pipeline", "refbackend", stdin=ADD)
     assert (status, err) == (0, "")
     headers = HEADER.findall(out)
@@ -89,7 +89,7 @@ def test_stages_prints_a_header_and_the_ir_for_every_stage():
 
 
 def test_stages_honours_start_after_and_stop_after():
-    total = len(load_catalog([]).get("refbackend").stages)
+    total = len(catalog_for([]).get("refbackend").stages)
     status, out, _ = mlirpipe(
         "stages",
         "-",

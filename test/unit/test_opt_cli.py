@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mlirpipe.tools import opt
-from pytest_mlirpipe.tools.common import PIPELINES_PATH_ENV
+from pytest_mlirpipe.lowering.catalog import PIPELINES_PATH_ENV
 
 BUFFERIZE_PASSES = (
     "func.func(tm-tensor-bufferize),"

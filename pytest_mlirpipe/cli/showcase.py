@@ -25,11 +25,11 @@ def showcase(paths: list[Path], stdout: TextIO) -> int:
     verdict on its checks. Returns the number of files whose checks failed."""
     from ..errors import MlirpipeError
     from ..filetests.lit_runner import LitSession
+    from ..lowering.catalog import catalog_for
     from ..lowering.stages import run_stages
-    from .common import load_catalog
-    from .opt import _split
+    from ..tools.opt import _split
 
-    catalog = load_catalog([])
+    catalog = catalog_for([])
     session = LitSession(Path("build") / "showcase")
     failed = 0
     files = sorted(

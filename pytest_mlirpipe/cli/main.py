@@ -9,13 +9,13 @@ from typing import TextIO
 
 from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
 from ..execution.frontends import IMPORT_TARGETS
+from ..lowering.catalog import catalog_for, known_pass_names
 from ..model import Location
-from .common import (
+from ..tools.common import (
     ArgumentParser,
     add_pipeline_dir_option,
     add_stage_range_options,
     console_main,
-    load_catalog,
     read_input,
     run_tool,
     write_output,
@@ -170,7 +170,7 @@ def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
 
 
 def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    catalog = load_catalog(args.pipelines_dir)
+    catalog = catalog_for(args.pipelines_dir)
     blocks = []
     for pipe in catalog:
         lines = [f"{pipe.name}: {pipe.input.value} -> {pipe.output.value}"]
@@ -192,7 +192,7 @@ def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
     from ..lowering.stages import run_stages
 
     text, name = read_input(args.input, stdin)
-    pipeline = load_catalog(args.pipelines_dir).get(args.pipeline)
+    pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
     run = run_stages(
         text,
         pipeline,
@@ -369,11 +369,10 @@ def _onnx_input_specs(path: str) -> list:
 
 
 def _passes(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    from .. import mlir_env
     from ..lowering import passes as python_passes
 
     own = python_passes.all_passes()
-    names = mlir_env.known_pass_names()
+    names = known_pass_names()
     shown = [n for n in names if args.grep is None or args.grep.lower() in n.lower()]
     if not shown:
         raise MlirpipeError(

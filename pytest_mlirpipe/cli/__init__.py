@@ -1,0 +1,1 @@
+"""The `mlirpipe` command: pipelines, passes, stages, imports, execution runs and the showcase."""

@@ -1,0 +1,59 @@
+"""The validated pipeline catalog of a run: search path, pass-name checks, reuse while unchanged."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .spec import PipelineCatalog, builtin_pipeline_dirs, load_catalog
+
+PIPELINES_PATH_ENV = "MLIRPIPE_PIPELINES_PATH"
+
+
+def pipeline_dirs(extra_dirs: Sequence[str | os.PathLike]) -> list[str]:
+    """`extra_dirs` first, then the folders of `$MLIRPIPE_PIPELINES_PATH`."""
+    env = [d for d in os.environ.get(PIPELINES_PATH_ENV, "").split(os.pathsep) if d]
+    return [*(str(d) for d in extra_dirs), *env]
+
+
+def catalog_for(extra_dirs: Sequence[str | os.PathLike]) -> PipelineCatalog:
+    """The validated catalog of `extra_dirs`, `$MLIRPIPE_PIPELINES_PATH` and the shipped
+    pipelines, reused while no pipeline file changes (in-process tools ask once per RUN line)."""
+    dirs = tuple(pipeline_dirs(extra_dirs))
+    return _load(dirs, _files_state([*dirs, *builtin_pipeline_dirs()]))
+
+
+@functools.lru_cache(maxsize=4)
+def _load(dirs: tuple[str, ...], _state: tuple) -> PipelineCatalog:
+    return load_catalog(dirs, pass_exists=is_known_pass, known_passes=known_pass_names)
+
+
+def _files_state(dirs: Sequence[str | os.PathLike]) -> tuple:
+    """Absolute paths, sizes and mtimes of the pipeline files under `dirs`."""
+    state = []
+    for d in dirs:
+        root = Path(d).resolve()
+        state.append(str(root))
+        if root.is_dir():
+            for f in sorted(root.glob("*.toml")):
+                st = f.stat()
+                state.append((str(f), st.st_size, st.st_mtime_ns))
+    return tuple(state)
+
+
+def is_known_pass(name: str) -> bool:
+    """A pass of the project's Python passes or of the MLIR bindings' registry."""
+    from .. import mlir_env  # the bindings load only when a pass name is checked
+    from . import passes
+
+    return passes.get(name) is not None or mlir_env.is_registered_pass(name)
+
+
+def known_pass_names(extra: Iterable[str] = ()) -> list[str]:
+    """Every pass name usable in a pipeline, for close-match hints."""
+    from .. import mlir_env
+    from . import passes
+
+    return sorted({*mlir_env.registered_pass_names(), *passes.all_passes(), *extra})
