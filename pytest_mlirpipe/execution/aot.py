@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -13,6 +11,7 @@ from pathlib import Path
 
 from ..errors import MlirpipeError, Problem
 from .blas_library import BlasLibrary, library_for
+from .c_compiler import find_c_compiler
 from .native import CIFACE, Abi, EntryAbi, NativeFunction
 from .signature import EntrySignature, TensorType
 
@@ -35,26 +34,6 @@ class SharedLibrary:
     library: Path
     header: Path
     entry: str  # int ENTRY(const in*..., out*...) -> 0 on success
-
-
-def find_c_compiler() -> str:
-    """$CC, else cc, gcc or clang on PATH; a clear error when there is none."""
-    cc = os.environ.get("CC")
-    candidates = [cc] if cc else ["cc", "gcc", "clang"]
-    for c in candidates:
-        found = shutil.which(c)
-        if found:
-            return found
-    raise MlirpipeError(
-        Problem(
-            "no C compiler found for ahead-of-time compilation "
-            f"(looked for {', '.join(repr(c) for c in candidates)}"
-            + (" from $CC" if cc else " on PATH")
-            + ")",
-            hint="install one (apt-get install gcc) or set CC to its path; "
-            "JIT execution (mode='jit') needs no C compiler",
-        )
-    )
 
 
 def struct_name(t: TensorType) -> str:

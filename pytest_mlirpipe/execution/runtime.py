@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 
 from ..errors import MlirpipeError
+from .c_compiler import find_c_compiler
+from .cache import default_cache_dir
 
 MAX_RESULTS = 16
 SLOT_BYTES = 24 + 16 * 8  # a ranked descriptor of rank <= 8
@@ -67,8 +69,6 @@ void memrefCopy(int64_t elsize, const mlirpipe_unranked *src, const mlirpipe_unr
 @functools.cache
 def runtime_library() -> ctypes.CDLL | None:
     """The runtime built once per source version (in the artifact cache); None without cc."""
-    from .aot import find_c_compiler
-    from .cache import default_cache_dir
 
     try:
         cc = find_c_compiler()
