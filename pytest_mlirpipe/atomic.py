@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike, text: str, make_parents: bool = False) -> None:
-    """Replace `path` with `text` (UTF-8) in one step.
+def write_atomic(path: str | os.PathLike, text: str | bytes, make_parents: bool = False) -> None:
+    """Replace `path` with `text` (UTF-8; bytes are written as they are) in one step.
 
     The temporary file sits next to `path` (a rename never crosses file systems) under a name
     no other process, thread or xdist worker can pick; a failure or Ctrl-C between the first
@@ -21,8 +21,12 @@ def write_atomic(path: str | os.PathLike, text: str, make_parents: bool = False)
         target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as f:
+                f.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
         with contextlib.suppress(OSError):  # keep the permissions a plain open() would give
             umask = os.umask(0)
             os.umask(umask)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+from ..atomic import write_atomic
 
 CACHE_ENV = "MLIRPIPE_CACHE_DIR"
 # Bump when what is stored, or how it is produced, changes meaning.
@@ -44,15 +44,13 @@ def cache_key(parts: Iterable[str]) -> str:
 class ArtifactCache:
     """Files under `root/<key[:2]>/<key>/`; a reader sees a whole file or none.
 
-    Every write goes to a temporary file in the same directory, then `os.replace`s it into
-    place, so two xdist workers compiling the same case both succeed and either copy wins.
-    `root=None` disables the cache.
+    Every write goes through `atomic.write_atomic` (a uniquely named temporary file in the
+    same directory, then one rename), so two xdist workers compiling the same case both
+    succeed and either copy wins. `root=None` disables the cache.
     """
 
     def __init__(self, root: Path | str | None):
         self.root = Path(root) if root is not None else None
-        self.hits = 0
-        self.misses = 0
 
     @property
     def enabled(self) -> bool:
@@ -72,42 +70,29 @@ class ArtifactCache:
     def read_text(self, key: str, name: str) -> str | None:
         p = self.path(key, name)
         if p is None:
-            self.misses += 1
             return None
         try:
-            text = p.read_text()
+            return p.read_text()
         except OSError:
-            self.misses += 1
             return None
-        self.hits += 1
-        return text
 
     def write_text(self, key: str, name: str, text: str) -> None:
-        self._write(key, name, lambda f: f.write(text.encode()))
+        self._write(key, name, text.encode())
 
     def store_file(self, key: str, name: str, source: Path) -> Path | None:
         """Copy `source` into the cache; returns the cached path (None when disabled)."""
+        try:
+            content = source.read_bytes()
+        except OSError:
+            return None
+        return self._write(key, name, content)
 
-        def copy(f) -> None:
-            with open(source, "rb") as src:
-                shutil.copyfileobj(src, f)
-
-        return self._write(key, name, copy)
-
-    def _write(self, key: str, name: str, fill) -> Path | None:
+    def _write(self, key: str, name: str, content: bytes) -> Path | None:
         if self.root is None:
             return None
-        d = self._dir(key)
+        target = self._dir(key) / name
         try:
-            d.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=d)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    fill(f)
-                os.replace(tmp, d / name)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_atomic(target, content, make_parents=True)
         except OSError:
             return None  # a read-only or full disk costs the cache, not the test
-        return d / name
+        return target

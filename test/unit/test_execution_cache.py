@@ -18,7 +18,6 @@ def test_a_written_artifact_is_read_back_and_no_temporary_file_remains(tmp_path:
     assert cache.read_text(key, "lowered.mlir") is None
     cache.write_text(key, "lowered.mlir", "llvm.func @f()")
     assert cache.read_text(key, "lowered.mlir") == "llvm.func @f()"
-    assert (cache.hits, cache.misses) == (1, 1)
     assert [p.name for p in (tmp_path / key[:2] / key).iterdir()] == ["lowered.mlir"]
 
 
