@@ -7,9 +7,9 @@ import json
 import os
 import platform
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from .runner import Outcome
 from .timing import format_seconds
 
@@ -53,19 +53,25 @@ HEADER = ["case", "pipeline", "verdict", "max err", "median", "torch", "ratio", 
 
 
 def format_table(rows: Iterable[dict[str, Any]]) -> str:
-    """A fixed-width table; `ratio` is native median / torch eager median (lower is faster)."""
+    """A table, one row per outcome; `ratio` is native median / torch eager median (lower is
+    faster)."""
     body = [row_of(d) for d in rows]
     if not body:
         return ""
-    widths = [max(len(r[i]) for r in [HEADER, *body]) for i in range(len(HEADER))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(HEADER, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
+    lines = [_tabulated(HEADER, body)]
     if any(r[-1].startswith("LOADED") or ",LOADED" in r[-1] for r in body):
         lines.append(
             "LOADED: other processes used CPU during timing; those figures are not trustworthy"
         )
     return "\n".join(lines)
+
+
+def _tabulated(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    """Left-aligned text columns under a dashed rule, cells exactly as given."""
+    from tabulate import tabulate  # here, so importing the plugin does not load it
+
+    text = tabulate(body, headers=header, tablefmt="simple", disable_numparse=True)
+    return "\n".join(line.rstrip() for line in text.splitlines())
 
 
 def format_side_by_side(rows: Iterable[dict[str, Any]]) -> str:
@@ -100,25 +106,18 @@ def format_side_by_side(rows: Iterable[dict[str, Any]]) -> str:
             ratio = f" ({median / torch_median:.2f}x)" if torch_median else ""
             cells.append(format_seconds(median) + ratio)
         body.append(cells)
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
-    lines.append("median per call; (Nx) = pipeline median / torch eager median")
-    return "\n".join(lines)
+    return (
+        _tabulated(header, body) + "\nmedian per call; (Nx) = pipeline median / torch eager median"
+    )
 
 
 def write_json(path: str | os.PathLike[str], rows: Sequence[dict[str, Any]]) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     data = {
         "format": JSON_FORMAT,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "results": list(rows),
     }
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=_plain) + "\n")
-    os.replace(tmp, target)
+    write_atomic(path, json.dumps(data, indent=1, default=_plain) + "\n", make_parents=True)
 
 
 def _plain(value: Any) -> Any:
