@@ -29,22 +29,22 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "test" / "execution"))
     from cases import mlp
 
-    from pytest_mlirpipe.execution.session import ExecutionSession
+    from pytest_mlirpipe.execution.check import ModelChecker
 
     model, x = mlp(), torch.randn(8, 32, generator=torch.Generator().manual_seed(0))
     cold, cached = [], []
     steps: dict[str, list[float]] = defaultdict(list)
     for _ in range(args.repeats):
         with tempfile.TemporaryDirectory() as cache_dir:
-            session = ExecutionSession(cache_dir=cache_dir, mode=args.mode)
+            checker = ModelChecker(cache_dir=cache_dir, mode=args.mode)
             t0 = time.perf_counter()
-            compiled = session.compile(model, x, pipeline=args.pipeline)
+            compiled = checker.compile(model, x, pipeline=args.pipeline)
             cold.append(time.perf_counter() - t0)
             assert not compiled.cached
             for name, s in compiled.seconds.items():
                 steps[name].append(s)
             t0 = time.perf_counter()
-            again = ExecutionSession(cache_dir=cache_dir, mode=args.mode).compile(
+            again = ModelChecker(cache_dir=cache_dir, mode=args.mode).compile(
                 model, x, pipeline=args.pipeline
             )
             cached.append(time.perf_counter() - t0)

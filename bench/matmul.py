@@ -103,11 +103,11 @@ def main() -> None:
     import torch
 
     from pytest_mlirpipe.execution.blas_library import find_blas_library, set_blas_threads
-    from pytest_mlirpipe.execution.session import ExecutionSession
+    from pytest_mlirpipe.execution.check import ModelChecker
     from pytest_mlirpipe.execution.timing import TimingConfig, measure
 
     lib = find_blas_library()
-    session = ExecutionSession(cache_dir=None, mode=args.mode)
+    checker = ModelChecker(cache_dir=None, mode=args.mode)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     thread_counts = [int(t) for t in args.threads.split(",") if t]
     pipelines = [PLAIN, BLAS] + ([] if args.no_callback else [CALLBACK_BLAS])
@@ -126,7 +126,7 @@ def main() -> None:
         for p in pipelines:
             if p == PLAIN and w.flops / 1e9 > args.plain_max_gflop:
                 continue
-            compiled = session.compile(w.model, *w.inputs, pipeline=p)
+            compiled = checker.compile(w.model, *w.inputs, pipeline=p)
             fn = compiled.function
             call = fn.bind(*w.inputs)
             call()

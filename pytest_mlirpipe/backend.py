@@ -22,7 +22,7 @@ def mlirpipe_backend(
     """
     import torch
 
-    from .execution.session import ExecutionSession
+    from .execution.check import ModelChecker
 
     chosen = pipeline or os.environ.get(PIPELINE_ENV, "refbackend")
     tensors = [x for x in example_inputs if isinstance(x, torch.Tensor)]
@@ -36,7 +36,7 @@ def mlirpipe_backend(
     with torch.no_grad():
         sample = gm(*[t.clone() for t in tensors])
     as_tuple = isinstance(sample, tuple | list)
-    compiled = ExecutionSession().compile(gm, *tensors, pipeline=chosen, mode=mode)
+    compiled = ModelChecker().compile(gm, *tensors, pipeline=chosen, mode=mode)
     function = compiled.function
 
     def run(*args: Any) -> Any:

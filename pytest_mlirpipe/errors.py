@@ -108,6 +108,12 @@ class StageFailure(MlirpipeError):
         return "\n".join(lines)
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, for a one-line report of it."""
+    text = str(exc).strip()
+    return text.splitlines()[0].strip() if text else "(no message)"
+
+
 def close_matches(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """Names among `candidates` that look like `name` (for "did you mean" hints)."""
     import difflib

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 from .errors import MlirpipeError
 
-_SESSION = pytest.StashKey["_ExecutionRun"]()
+if TYPE_CHECKING:
+    from .execution.check import ModelChecker, Outcome
+    from .execution.compiled_model import CompiledModel
+
+T = TypeVar("T")
+
+_RUN_KEY = pytest.StashKey["_ExecutionRun"]()
 _OUTCOMES_KEY = "mlirpipe_execution_outcomes"
 
 
@@ -63,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 class _ExecutionRun:
-    """Per-run state: the session (built on first use) and outcomes merged from workers."""
+    """Per-run state: the model checker (built on first use) and outcomes merged from workers."""
 
     def __init__(self, config: pytest.Config):
         from .errors import Problem, UsageError
@@ -92,13 +98,13 @@ class _ExecutionRun:
         self.time = bool(config.getini("mlirpipe_time") if opt_time is None else opt_time)
         self.json_path = config.getoption("mlirpipe_json")
         self.worker_rows: list[dict[str, Any]] = []
-        self._session = None
+        self._checker = None
 
     @property
-    def session(self):
-        if self._session is None:
+    def checker(self) -> ModelChecker:
+        if self._checker is None:
             from .execution.cache import default_cache_dir
-            from .execution.session import ExecutionSession
+            from .execution.check import ModelChecker
             from .execution.timing import TimingConfig
 
             cache_dir = None
@@ -110,7 +116,7 @@ class _ExecutionRun:
                 )
             dirs = list(_option(self.config, "mlirpipe_pipelines", []))
             dirs += [str(p) for p in _ini(self.config, "mlirpipe_pipelines", [])]
-            self._session = ExecutionSession(
+            self._checker = ModelChecker(
                 pipeline_dirs=dirs,
                 cache_dir=cache_dir,
                 timing=TimingConfig(threads=self.threads) if self.time else None,
@@ -118,12 +124,12 @@ class _ExecutionRun:
                 isolation=_isolation(self.config),
                 timeout=_timeout(self.config),
             )
-        return self._session
+        return self._checker
 
     def rows(self) -> list[dict[str, Any]]:
         from .execution.report import outcome_to_dict
 
-        own = [outcome_to_dict(o) for o in self._session.outcomes] if self._session else []
+        own = [outcome_to_dict(o) for o in self._checker.outcomes] if self._checker else []
         return own + self.worker_rows
 
 
@@ -142,7 +148,7 @@ def _ini(config: pytest.Config, name: str, default: Any) -> Any:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_SESSION] = _ExecutionRun(config)
+    config.stash[_RUN_KEY] = _ExecutionRun(config)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistMerge(config), "mlirpipe-execution-xdist")
 
@@ -156,11 +162,11 @@ class _XdistMerge:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         rows = getattr(node, "workeroutput", {}).get(_OUTCOMES_KEY, [])
-        self.config.stash[_SESSION].worker_rows.extend(rows)
+        self.config.stash[_RUN_KEY].worker_rows.extend(rows)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    run = session.config.stash.get(_SESSION, None)
+    run = session.config.stash.get(_RUN_KEY, None)
     if run is None:
         return
     workeroutput = getattr(session.config, "workeroutput", None)
@@ -169,7 +175,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    run = config.stash.get(_SESSION, None)
+    run = config.stash.get(_RUN_KEY, None)
     if run is None or getattr(config, "workeroutput", None) is not None:
         return
     from .execution.report import format_side_by_side, format_table, write_json
@@ -205,70 +211,48 @@ def _timeout(config: pytest.Config) -> float:
 
 
 class MlirpipeFixture:
-    """What the `mlirpipe` fixture gives a test: check(), compile(), and the session."""
+    """What the `mlirpipe` fixture gives a test: check(), compile(), and the model checker."""
 
     def __init__(self, run: _ExecutionRun, nodeid: str):
         self._run = run
         self._nodeid = nodeid
 
     @property
-    def session(self):
-        return self._run.session
+    def checker(self) -> ModelChecker:
+        return self._run.checker
 
-    def check(
-        self,
-        model: Any,
-        *inputs: Any,
-        pipelines: Sequence[str] | None = None,
-        rtol: float | None = None,
-        atol: float | None = None,
-        reference: Callable[..., Any] | None = None,
-        name: str | None = None,
-        flops: float | None = None,
-        mode: str | None = None,
-    ):
-        """Compile `model` through each pipeline, run it on `inputs`, compare with torch eager.
+    def check(self, model: Any, *inputs: Any, **options: Any) -> list[Outcome]:
+        """`ModelChecker.check` (same options), named after the test unless given a name:
+        compile `model` through each pipeline, run it on `inputs`, compare with torch eager.
 
         Fails the test with the mismatch report of every failing pipeline.
         """
         __tracebackhide__ = True
-        case = name or self._nodeid.split("::")[-1]
-        failure = None
-        try:
-            outcomes = self.session.check(
-                model,
-                *inputs,
-                pipelines=pipelines,
-                rtol=rtol,
-                atol=atol,
-                reference=reference,
-                name=case,
-                flops=flops,
-                mode=mode,
-            )
-        except MlirpipeError as exc:
-            failure = exc.format()
-        if failure is not None:  # outside the except block: no chained traceback
-            pytest.fail(failure, pytrace=False)
-        return outcomes
+        if options.get("name") is None:
+            options["name"] = self._nodeid.split("::")[-1]
+        return _or_fail(self.checker.check, model, *inputs, **options)
 
-    def compile(
-        self, model: Any, *inputs: Any, pipeline: str = "refbackend", mode: str | None = None
-    ):
-        """The model compiled through `pipeline`: a callable taking arrays or tensors."""
+    def compile(self, model: Any, *inputs: Any, **options: Any) -> CompiledModel:
+        """`ModelChecker.compile` (same options): the model compiled through `pipeline`, a
+        callable taking arrays or tensors."""
         __tracebackhide__ = True
-        failure = None
-        try:
-            return self.session.compile(model, *inputs, pipeline=pipeline, mode=mode)
-        except MlirpipeError as exc:
-            failure = exc.format()
-        pytest.fail(failure, pytrace=False)
+        return _or_fail(self.checker.compile, model, *inputs, **options)
+
+
+def _or_fail(step: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`step(...)`, or the test failed with the report of our own error (no traceback)."""
+    __tracebackhide__ = True
+    try:
+        return step(*args, **kwargs)
+    except MlirpipeError as exc:
+        failure = exc.format()
+    pytest.fail(failure, pytrace=False)  # outside the except block: no chained traceback
 
 
 @pytest.fixture
 def mlirpipe(request: pytest.FixtureRequest) -> MlirpipeFixture:
     """Compile models through MLIR pipelines and check them against torch eager."""
-    return MlirpipeFixture(request.config.stash[_SESSION], request.node.nodeid)
+    return MlirpipeFixture(request.config.stash[_RUN_KEY], request.node.nodeid)
 
 
 __all__ = ["MlirpipeFixture", "mlirpipe"]

@@ -247,14 +247,7 @@ def _import(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
                     "then lower it with `mlirpipe stages OUT --pipeline onnx-linalg`",
                 )
             )
-        if args.inputs is not None:
-            raise UsageError(
-                Problem(
-                    "--inputs is for a PyTorch model; an ONNX model declares its inputs",
-                    Location(source),
-                    "drop --inputs",
-                )
-            )
+        _refuse_inputs_for_onnx(args)
         text = frontends.import_onnx(source)
     else:
         if args.to == "onnx":
@@ -265,31 +258,42 @@ def _import(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
                     "a PyTorch model imports with --to torch, --to linalg or --to tosa",
                 )
             )
-        if args.inputs is None:
-            raise UsageError(
-                Problem(
-                    "a PyTorch model needs --inputs, the shapes to trace it with",
-                    Location(source),
-                    "e.g. --inputs 2x3xf32,10xi64 (one item per argument of forward)",
-                )
-            )
-        specs = frontends.parse_input_spec(args.inputs)
-        model = frontends.load_model(source)
-        inputs = frontends.example_inputs(specs, seed=args.seed)
+        model, inputs = _torch_model(args, "trace it with", "2x3xf32,10xi64")
         text = frontends.import_torch(model, inputs, args.to)
     write_output(args.output, _ending_newline(text), stdout)
     return 0
 
 
+def _refuse_inputs_for_onnx(args: argparse.Namespace) -> None:
+    if args.inputs is not None:
+        raise UsageError(
+            Problem(
+                "--inputs is for a PyTorch model; an ONNX model declares its inputs",
+                Location(args.model),
+                "drop --inputs",
+            )
+        )
+
+
+def _torch_model(args: argparse.Namespace, purpose: str, example: str) -> tuple[object, list]:
+    """The PyTorch model FILE.py::Name and seeded inputs of the shapes --inputs gives."""
+    from ..execution import model_file
+
+    if args.inputs is None:
+        raise UsageError(
+            Problem(
+                f"a PyTorch model needs --inputs, the shapes to {purpose}",
+                Location(args.model),
+                f"e.g. --inputs {example} (one item per argument of forward)",
+            )
+        )
+    specs = model_file.parse_input_spec(args.inputs)
+    model = model_file.load_model(args.model)
+    return model, model_file.example_inputs(specs, seed=args.seed)
+
+
 def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    from ..execution import frontends
-    from ..execution.report import (
-        format_side_by_side,
-        format_table,
-        outcome_to_dict,
-        write_json,
-    )
-    from ..execution.session import ExecutionMismatch, ExecutionSession
+    from ..execution.check import ExecutionMismatch, ModelChecker
     from ..execution.timing import TimingConfig
 
     if args.threads < 1 or args.blocks < 1:
@@ -298,31 +302,12 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
                 f"--threads and --blocks must be at least 1 (got {args.threads}, {args.blocks})"
             )
         )
-    source = args.model
-    if source.endswith(".onnx"):
-        if args.inputs is not None:
-            raise UsageError(
-                Problem(
-                    "--inputs is for a PyTorch model; an ONNX model declares its inputs",
-                    Location(source),
-                    "drop --inputs",
-                )
-            )
-        model = source
-        specs = _onnx_input_specs(source)
+    if args.model.endswith(".onnx"):
+        _refuse_inputs_for_onnx(args)
+        model, inputs = args.model, _onnx_example_inputs(args.model, args.seed)
     else:
-        if args.inputs is None:
-            raise UsageError(
-                Problem(
-                    "a PyTorch model needs --inputs, the shapes to run it with",
-                    Location(source),
-                    "e.g. --inputs 64x64xf32,64x64xf32 (one item per argument of forward)",
-                )
-            )
-        specs = frontends.parse_input_spec(args.inputs)
-        model = frontends.load_model(source)
-    inputs = frontends.example_inputs(specs, seed=args.seed)
-    session = ExecutionSession(
+        model, inputs = _torch_model(args, "run it with", "64x64xf32,64x64xf32")
+    checker = ModelChecker(
         pipeline_dirs=args.pipelines_dir,
         cache_dir=None,
         timing=None if args.no_time else TimingConfig(threads=args.threads, blocks=args.blocks),
@@ -331,31 +316,33 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
     pipelines = [p.strip() for p in args.pipeline.split(",") if p.strip()]
     status = 0
     try:
-        session.check(model, *inputs, pipelines=pipelines, flops=args.flops, name=source)
+        checker.check(model, *inputs, pipelines=pipelines, flops=args.flops, name=args.model)
     except ExecutionMismatch as exc:
         stderr.write(exc.format() + "\n")
         status = 1
-    rows = [outcome_to_dict(o) for o in session.outcomes]
+    _write_outcomes(checker.outcomes, args.json, stdout)
+    return status
+
+
+def _write_outcomes(outcomes: list, json_path: str | None, stdout: TextIO) -> None:
+    """The table of outcomes (and the side-by-side one, if any) on stdout; JSON if asked."""
+    from ..execution.report import format_side_by_side, format_table, outcome_to_dict, write_json
+
+    rows = [outcome_to_dict(o) for o in outcomes]
     stdout.write(format_table(rows) + "\n")
     side_by_side = format_side_by_side(rows)
     if side_by_side:
         stdout.write("\n" + side_by_side + "\n")
-    if args.json:
-        write_json(args.json, rows)
-    return status
+    if json_path:
+        write_json(json_path, rows)
 
 
-def _onnx_input_specs(path: str) -> list:
-    from ..execution import frontends
-    from ..execution.runner import import_model
-    from ..model import IRLevel
+def _onnx_example_inputs(path: str, seed: int) -> list:
+    """Seeded inputs of the shapes an ONNX model declares (they must be static)."""
+    from ..execution import model_file
+    from ..execution.frontends import OnnxFrontend
 
-    class _Level:  # import_model only reads the pipeline's input level, name and location
-        input = IRLevel.ONNX
-        name = "onnx"
-        location = Location(path)
-
-    sig = import_model(path, [], _Level()).signature  # type: ignore[arg-type]
+    sig = OnnxFrontend(path, ()).onnx_signature()
     dynamic = [t for t in sig.inputs if not t.is_static]
     if dynamic:
         raise UsageError(
@@ -365,7 +352,8 @@ def _onnx_input_specs(path: str) -> list:
                 "give the model static input shapes to run it from the command line",
             )
         )
-    return [frontends.TensorSpec(tuple(t.shape), t.dtype) for t in sig.inputs]  # type: ignore[arg-type]
+    specs = [model_file.TensorSpec(tuple(t.shape), t.dtype) for t in sig.inputs]  # type: ignore[arg-type]
+    return model_file.example_inputs(specs, seed=seed)
 
 
 def _passes(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

@@ -1,39 +1,28 @@
-"""Front ends: input specs, example tensors, model loading, and PyTorch/ONNX import to MLIR."""
+"""Front ends: a torch module, an ONNX model or MLIR text, chosen once, imported to MLIR."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import inspect
-import itertools
 import os
-import re
-import sys
-import traceback
+import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
-from ..model import Location
+import numpy as np
+
+from ..errors import MlirpipeError, Problem, UsageError, first_line
+from ..model import IRLevel, Location, Pipeline
+from .compare import as_numpy, flatten_results
+from .signature import EntrySignature, entry_signature
 
 if TYPE_CHECKING:
     import onnx
     import torch
-
-# Element type of an input spec -> name of the torch dtype.
-DTYPES: dict[str, str] = {
-    "f32": "float32",
-    "f64": "float64",
-    "f16": "float16",
-    "bf16": "bfloat16",
-    "i1": "bool",
-    "i8": "int8",
-    "i32": "int32",
-    "i64": "int64",
-}
 
 # `import_torch(to=...)` -> torch_mlir.fx.export_and_import's output_type.
 IMPORT_TARGETS: dict[str, str] = {
@@ -41,223 +30,218 @@ IMPORT_TARGETS: dict[str, str] = {
     "linalg": "linalg-on-tensors",
     "tosa": "tosa",
 }
-
-_SPEC_HINT = (
-    "write DIMSxTYPE items separated by commas, e.g. 2x3xf32,10xi64 "
-    "(a scalar is its type alone, e.g. f32)"
+# Pipeline input level -> import_torch's `to`.
+_TORCH_TARGETS = {
+    IRLevel.TORCH: "torch",
+    IRLevel.LINALG_ON_TENSORS: "linalg",
+    IRLevel.TOSA: "tosa",
+}
+# ONNX (torch.operator "onnx.*") to linalg-on-tensors: the first two stages of onnx-linalg.
+_ONNX_TO_LINALG = (
+    "builtin.module(torch-onnx-to-torch-backend-pipeline,"
+    "torch-backend-to-linalg-on-tensors-backend-pipeline)"
 )
-_DIM = re.compile(r"[0-9]+")
-_MODULE_NUMBERS = itertools.count()
 
 
 @dataclass(frozen=True, slots=True)
-class TensorSpec:
-    """One model input: its shape (empty for a scalar) and its MLIR-style element type."""
+class ImportedModel:
+    """A model as MLIR at a pipeline's input level, with its entry signature."""
 
-    shape: tuple[int, ...]
-    dtype: str
+    text: str
+    level: IRLevel
+    signature: EntrySignature
+    seconds: float
 
-    def __str__(self) -> str:
-        return "x".join([*map(str, self.shape), self.dtype])
+
+class Frontend:
+    """A model and its example inputs as one of the three front ends (chosen by
+    `frontend_for`): how it becomes MLIR, what results it expects, what torch can time.
+
+    Each input level is imported once and shared by the pipelines that take it.
+    """
+
+    name = "model"  # the case name when a check gives none
+
+    def __init__(self, model: Any, inputs: Sequence[Any]):
+        self.model = model
+        self.inputs = tuple(inputs)
+        self._imports: dict[IRLevel, ImportedModel] = {}
+
+    def imported(self, pipeline: Pipeline) -> ImportedModel:
+        """The model as MLIR at `pipeline`'s input level."""
+        level = pipeline.input
+        if level not in self._imports:
+            t0 = time.perf_counter()
+            text, signature = self._import(pipeline)
+            self._imports[level] = ImportedModel(text, level, signature, time.perf_counter() - t0)
+        return self._imports[level]
+
+    def _import(self, pipeline: Pipeline) -> tuple[str, EntrySignature]:
+        raise NotImplementedError
+
+    def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
+        """The results to compare with, from the model's own reference run."""
+        raise NotImplementedError
+
+    def eager(self) -> Callable[..., Any] | None:
+        """What torch runs when the native code is timed against it (None: nothing)."""
+        return None
 
 
-def parse_input_spec(text: str, where: Location | None = None) -> list[TensorSpec]:
-    """`2x2xf32,10xi64,f32` -> TensorSpecs; every bad item is reported at once."""
-    if not text.strip():
+class TorchFrontend(Frontend):
+    """A torch.nn.Module (or FX graph), exported by torch.export; torch eager is the reference."""
+
+    def __init__(self, model: Any, inputs: Sequence[Any]):
+        super().__init__(model, inputs)
+        self.name = type(model).__name__
+
+    def _import(self, pipeline: Pipeline) -> tuple[str, EntrySignature]:
+        level = pipeline.input
+        if level not in _TORCH_TARGETS:
+            raise UsageError(
+                Problem(
+                    f"a torch module cannot feed pipeline '{pipeline.name}', which takes "
+                    f"{level.value}",
+                    pipeline.location,
+                    "export the model to ONNX first, or use a pipeline taking "
+                    "torch, linalg-on-tensors or tosa",
+                )
+            )
+        text = import_torch(self.model, list(self.inputs), _TORCH_TARGETS[level])
+        return text, entry_signature(text, _forward_names(self.model))
+
+    def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
+        """torch eager on cloned inputs (the model may write to them), as numpy arrays."""
+        import torch
+
+        cloned = [x.clone() if isinstance(x, torch.Tensor) else x for x in self.inputs]
+        shapes = ", ".join(_describe(x) for x in self.inputs) or "no inputs"
+        try:
+            with torch.no_grad():
+                out = self.model(*cloned)
+        except Exception as exc:
+            raise MlirpipeError(
+                Problem(
+                    f"module '{self.name}' fails on the example inputs ({shapes}): "
+                    f"{type(exc).__name__}: {first_line(exc)}",
+                    hint="give one example input per forward() argument, with the shapes and "
+                    "dtypes the model expects",
+                )
+            ) from None
+        return [as_numpy(r) for r in flatten_results(out)]
+
+    def eager(self) -> Callable[..., Any] | None:
+        return self.model
+
+
+class OnnxFrontend(Frontend):
+    """An ONNX ModelProto or .onnx file, imported by torch-mlir's ONNX importer; ONNX's
+    reference evaluator gives the expected results."""
+
+    def __init__(self, model: Any, inputs: Sequence[Any]):
+        super().__init__(model, inputs)
+        is_path = isinstance(model, str | os.PathLike)
+        self.name = Path(model).stem if is_path else (model.graph.name or "onnx")
+
+    @cached_property
+    def proto(self) -> onnx.ModelProto:
+        if not isinstance(self.model, str | os.PathLike):
+            return self.model
+        path = os.fspath(self.model)
+        return _load_onnx(_onnx_package(), path, Location(path))
+
+    def _import(self, pipeline: Pipeline) -> tuple[str, EntrySignature]:
+        level = pipeline.input
+        text = import_onnx(self.model)
+        if level is IRLevel.LINALG_ON_TENSORS:
+            from ..lowering.stages import run_pass_pipeline
+
+            text = run_pass_pipeline(text, _ONNX_TO_LINALG, source_name=self.name).final_ir
+        elif level is not IRLevel.ONNX:
+            raise UsageError(
+                Problem(
+                    f"an ONNX model cannot feed pipeline '{pipeline.name}', which takes "
+                    f"{level.value}",
+                    pipeline.location,
+                    "run an ONNX model through onnx-linalg, or a pipeline taking "
+                    "linalg-on-tensors (e.g. refbackend)",
+                )
+            )
+        return text, self._signature(text)
+
+    def _signature(self, text: str) -> EntrySignature:
+        graph = self.proto.graph
+        return entry_signature(text, [i.name for i in graph.input], [o.name for o in graph.output])
+
+    def onnx_signature(self) -> EntrySignature:
+        """The entry signature of the model as imported (its declared inputs and results)."""
+        return self._signature(import_onnx(self.model))
+
+    def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
+        """ONNX's reference evaluator on the inputs (an ONNX model has no torch twin)."""
+        from onnx.reference import ReferenceEvaluator
+
+        signature = self.imported(first_pipeline()).signature
+        feeds = {t.name: as_numpy(x) for t, x in zip(signature.inputs, self.inputs, strict=False)}
+        return [as_numpy(r) for r in ReferenceEvaluator(self.proto).run(None, feeds)]
+
+
+class MlirTextFrontend(Frontend):
+    """MLIR text, taken as already at a pipeline's input level; it has no reference run."""
+
+    name = "mlir"
+
+    def _import(self, pipeline: Pipeline) -> tuple[str, EntrySignature]:
+        return self.model, entry_signature(self.model)
+
+    def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
+        raise UsageError(
+            Problem(
+                "MLIR text has no torch eager to compare with",
+                hint="pass reference=a function computing the expected results from the inputs",
+            )
+        )
+
+
+def frontend_for(model: Any, inputs: Sequence[Any]) -> Frontend:
+    """The front end of `model`: a .onnx path or an ONNX ModelProto, other text as MLIR, else
+    a torch module."""
+    is_path = isinstance(model, str | os.PathLike)
+    if (is_path and str(model).endswith(".onnx")) or (
+        type(model).__name__ == "ModelProto" and type(model).__module__.startswith("onnx")
+    ):
+        return OnnxFrontend(model, inputs)
+    if isinstance(model, str):
+        return MlirTextFrontend(model, inputs)
+    return TorchFrontend(model, inputs)
+
+
+def reference_results(reference: Callable[..., Any], inputs: Sequence[Any]) -> list[np.ndarray]:
+    """A user's reference function on cloned inputs, as numpy arrays."""
+    import torch
+
+    cloned = [x.clone() if isinstance(x, torch.Tensor) else np.copy(x) for x in inputs]
+    with torch.no_grad():
+        return [as_numpy(r) for r in flatten_results(reference(*cloned))]
+
+
+def _forward_names(model: Any) -> list[str]:
+    try:
+        params = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError, AttributeError):
         return []
-    specs: list[TensorSpec] = []
-    problems: list[Problem] = []
-    for number, raw in enumerate(text.split(","), 1):
-        item = raw.strip()
-        if not item:
-            problems.append(
-                Problem(f"input spec item {number} of '{text}' is empty", where, _SPEC_HINT)
-            )
-            continue
-        *dims, dtype = item.split("x")
-        if dtype not in DTYPES:
-            problems.append(
-                Problem(
-                    f"input spec '{item}': unknown element type '{dtype}' "
-                    f"(accepted: {', '.join(DTYPES)})",
-                    where,
-                    _SPEC_HINT,
-                )
-            )
-            continue
-        bad = [d for d in dims if not _DIM.fullmatch(d)]
-        if bad:
-            problems.append(
-                Problem(
-                    f"input spec '{item}': dimension '{bad[0]}' is not a non-negative integer",
-                    where,
-                    _SPEC_HINT,
-                )
-            )
-            continue
-        specs.append(TensorSpec(tuple(int(d) for d in dims), dtype))
-    if problems:
-        raise UsageError(problems)
-    return specs
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-def example_inputs(specs: Sequence[TensorSpec], seed: int = 0) -> list[torch.Tensor]:
-    """Seeded random tensors: normal floats, integers in [-10, 10), random booleans for i1."""
-    import torch
-
-    gen = torch.Generator().manual_seed(seed)
-    tensors = []
-    for spec in specs:
-        dtype = getattr(torch, DTYPES[spec.dtype])
-        if dtype == torch.bool:
-            tensor = torch.randint(0, 2, spec.shape, generator=gen).to(torch.bool)
-        elif dtype.is_floating_point:
-            tensor = torch.randn(spec.shape, generator=gen, dtype=dtype)
-        else:
-            tensor = torch.randint(-10, 10, spec.shape, generator=gen, dtype=dtype)
-        tensors.append(tensor)
-    return tensors
+def _describe(x: Any) -> str:
+    shape = getattr(x, "shape", None)
+    dtype = getattr(x, "dtype", type(x).__name__)
+    if shape is None:
+        return f"{type(x).__name__}"
+    return "x".join([*map(str, shape), str(dtype).replace("torch.", "")])
 
 
-def load_model(ref: str) -> torch.nn.Module:
-    """The model `path/to/model.py::Name` names: an nn.Module subclass (built with no
-    arguments), an nn.Module instance, or a zero-argument function returning one."""
-    path_text, sep, name = ref.rpartition("::")
-    if not sep or not path_text or not name:
-        raise UsageError(
-            Problem(
-                f"model reference '{ref}' does not name a model",
-                Location(path_text or ref),
-                "write FILE.py::Name, e.g. models/mlp.py::MLP",
-            )
-        )
-    path = Path(path_text)
-    if not path.is_file():
-        raise UsageError(
-            Problem(
-                "no model file at this path",
-                Location(path_text),
-                "the part before '::' is a Python file (relative to the current directory)",
-            )
-        )
-    if path.suffix != ".py":
-        raise UsageError(
-            Problem(
-                f"a model file is Python source (.py), not '{path.suffix or path.name}'",
-                Location(path_text),
-                "an ONNX model is imported with `mlirpipe import MODEL.onnx --to onnx`",
-            )
-        )
-    module = _exec_file(path, path_text)
-    import torch
-
-    if name not in vars(module):
-        public = [n for n in vars(module) if not n.startswith("_")]
-        models = [n for n in public if _is_model_like(vars(module)[n], module.__name__, torch)]
-        raise UsageError(
-            Problem(
-                f"'{path_text}' defines no '{name}'",
-                Location(path_text),
-                did_you_mean(name, public) or f"models it defines: {', '.join(models) or '(none)'}",
-            )
-        )
-    obj = vars(module)[name]
-    if isinstance(obj, torch.nn.Module):
-        return obj
-    if (isinstance(obj, type) and not issubclass(obj, torch.nn.Module)) or not callable(obj):
-        kind = "class" if isinstance(obj, type) else type(obj).__name__
-        raise UsageError(
-            Problem(
-                f"'{name}' is {_a(kind)}, not an nn.Module subclass, instance or factory",
-                Location(path_text, _line_of(obj)),
-                "name a torch.nn.Module subclass, an instance of one, or a function returning one",
-            )
-        )
-    try:
-        made = obj()
-    except Exception as exc:
-        raise UsageError(
-            Problem(
-                f"calling '{name}()' raised {type(exc).__name__}: {_first_line(exc)}",
-                _frame_in(exc, path, path_text) or Location(path_text, _line_of(obj)),
-                "the model is built with no arguments: give its parameters defaults, or name "
-                "a zero-argument function that builds it",
-            )
-        ) from exc
-    if not isinstance(made, torch.nn.Module):
-        raise UsageError(
-            Problem(
-                f"'{name}()' returned {_a(type(made).__name__)}, not an nn.Module",
-                Location(path_text, _line_of(obj)),
-                "a factory function must return the torch.nn.Module to import",
-            )
-        )
-    return made
-
-
-def _exec_file(path: Path, path_text: str) -> Any:
-    """Import a Python file under a fresh module name (two files named model.py never clash)."""
-    stem = re.sub(r"\W", "_", path.stem)
-    mod_name = f"_mlirpipe_model_{next(_MODULE_NUMBERS)}_{stem}"
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    assert spec is not None and spec.loader is not None  # a .py file always has a loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module  # dataclasses and pickling look the module up here
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        del sys.modules[mod_name]
-        raise UsageError(
-            Problem(
-                f"the model file has a syntax error: {exc.msg}",
-                Location(path_text, exc.lineno or 0, exc.offset or 0),
-                "the file must import on its own, like `python FILE.py` runs it",
-            )
-        ) from None
-    except Exception as exc:
-        del sys.modules[mod_name]
-        raise UsageError(
-            Problem(
-                f"importing the model file raised {type(exc).__name__}: {_first_line(exc)}",
-                _frame_in(exc, path, path_text) or Location(path_text),
-                "the file must import on its own, like `python FILE.py` runs it "
-                "(its directory is not on sys.path)",
-            )
-        ) from exc
-    return module
-
-
-def _is_model_like(obj: object, module_name: str, torch: Any) -> bool:
-    if isinstance(obj, torch.nn.Module):
-        return True
-    return (
-        isinstance(obj, type) and issubclass(obj, torch.nn.Module) and obj.__module__ == module_name
-    )
-
-
-def _line_of(obj: object) -> int:
-    try:
-        return inspect.getsourcelines(obj)[1]  # type: ignore[arg-type]
-    except (TypeError, OSError):
-        return 0
-
-
-def _frame_in(exc: BaseException, path: Path, path_text: str) -> Location | None:
-    """The innermost traceback line of `exc` that is in the file `path`."""
-    target = path.resolve()
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if Path(frame.filename).resolve() == target:
-            return Location(path_text, frame.lineno or 0)
-    return None
-
-
-def _a(noun: str) -> str:
-    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0].strip() if text else "(no message)"
+# ---- the importers ---------------------------------------------------------------------------
 
 
 def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: str) -> str:
@@ -272,27 +256,37 @@ def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: st
                 hint=f"accepted targets: {', '.join(IMPORT_TARGETS)}",
             )
         )
+    program = _export(module, inputs)
+    return _fx_import(program, IMPORT_TARGETS[to], type(module).__name__)
+
+
+def _export(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> Any:
+    """torch.export's program of `module` traced with `inputs`."""
     import torch
+
+    try:
+        with _quiet_torch():
+            return torch.export.export(module, tuple(inputs), strict=False)
+    except Exception as exc:
+        raise MlirpipeError(
+            Problem(
+                f"module '{type(module).__name__}' could not be exported by torch.export: "
+                f"{type(exc).__name__}: {first_line(exc)}",
+                hint="torch.export traces forward() once with the example inputs: branch on "
+                "tensor values with torch.cond, avoid .item()/.tolist()/.numpy(); "
+                "torch.export.export(model, inputs) shows the whole error",
+            )
+        ) from exc
+
+
+def _fx_import(program: Any, output_type: str, what: str) -> str:
+    """An exported program through torch-mlir's FX importer, lowered to `output_type`."""
     from torch_mlir import fx
     from torch_mlir.compiler_utils import TorchMlirCompilerError
     from torch_mlir.extras.fx_importer import FxImporter
 
     from ..mlir_env import new_context, print_ir, to_diagnostic
 
-    what = type(module).__name__
-    try:
-        with _quiet_torch():
-            program = torch.export.export(module, tuple(inputs), strict=False)
-    except Exception as exc:
-        raise MlirpipeError(
-            Problem(
-                f"module '{what}' could not be exported by torch.export: "
-                f"{type(exc).__name__}: {_first_line(exc)}",
-                hint="torch.export traces forward() once with the example inputs: branch on "
-                "tensor values with torch.cond, avoid .item()/.tolist()/.numpy(); "
-                "torch.export.export(model, inputs) shows the whole error",
-            )
-        ) from exc
     context = new_context()
     diagnostics = []
 
@@ -301,7 +295,6 @@ def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: st
         return True
 
     handler = context.attach_diagnostic_handler(collect)
-    output_type = IMPORT_TARGETS[to]
     try:
         with _quiet_torch():
             imported = fx.export_and_import(
@@ -338,19 +331,7 @@ def _quiet_torch() -> Iterator[None]:
 
 def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:
     """Torch-dialect MLIR (`torch.operator "onnx.*"` ops) of an ONNX model or .onnx file."""
-    try:
-        import onnx
-    except ImportError:
-        raise MlirpipeError(
-            Problem(
-                "importing an ONNX model needs the 'onnx' package, which is not installed",
-                hint="pip install onnx (or pip install 'pytest-mlirpipe[onnx]')",
-            )
-        ) from None
-    from torch_mlir.extras import onnx_importer
-
-    from ..mlir_env import new_context, print_ir
-
+    onnx = _onnx_package()
     where = None
     if isinstance(model_or_path, str | os.PathLike):
         where = Location(os.fspath(model_or_path))
@@ -362,11 +343,20 @@ def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:
     except onnx.shape_inference.InferenceError as exc:
         raise MlirpipeError(
             Problem(
-                f"ONNX shape inference failed: {_first_line(exc)}",
+                f"ONNX shape inference failed: {first_line(exc)}",
                 where,
                 "onnx.checker.check_model(model, full_check=True) shows every problem",
             )
         ) from None
+    return _onnx_to_mlir(model, where)
+
+
+def _onnx_to_mlir(model: onnx.ModelProto, where: Location | None) -> str:
+    """A shape-inferred ModelProto through torch-mlir's ONNX importer."""
+    from torch_mlir.extras import onnx_importer
+
+    from ..mlir_env import new_context, print_ir
+
     context = new_context()
     with warnings.catch_warnings():
         warnings.filterwarnings("error", "Found a node without a valid type proto", UserWarning)
@@ -378,7 +368,7 @@ def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:
         except onnx_importer.OnnxImportError as exc:
             raise MlirpipeError(
                 Problem(
-                    f"the ONNX importer failed: {_first_line(exc)}",
+                    f"the ONNX importer failed: {first_line(exc)}",
                     where,
                     "onnx.checker.check_model(model, full_check=True) shows what is wrong",
                 )
@@ -396,6 +386,19 @@ def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:
     return print_ir(module)
 
 
+def _onnx_package() -> Any:
+    try:
+        import onnx
+    except ImportError:
+        raise MlirpipeError(
+            Problem(
+                "importing an ONNX model needs the 'onnx' package, which is not installed",
+                hint="pip install onnx (or pip install 'pytest-mlirpipe[onnx]')",
+            )
+        ) from None
+    return onnx
+
+
 def _load_onnx(onnx_module: Any, path: str, where: Location) -> onnx.ModelProto:
     try:
         return onnx_module.load(path)
@@ -406,7 +409,7 @@ def _load_onnx(onnx_module: Any, path: str, where: Location) -> onnx.ModelProto:
     except Exception as exc:
         raise UsageError(
             Problem(
-                f"not an ONNX model: {_first_line(exc)}",
+                f"not an ONNX model: {first_line(exc)}",
                 where,
                 "give a model saved with onnx.save (a serialized ModelProto)",
             )

@@ -83,26 +83,6 @@ def detect_abi(llvm_ir: str, signature: EntrySignature) -> EntryAbi:
     )
 
 
-def check_llvm_only(llvm_ir: str, pipeline: str) -> None:
-    """Raise when ops other than llvm.* are left (the pipeline does not reach LLVM)."""
-    left = sorted(
-        {
-            m.group(1)
-            for m in re.finditer(r"^\s*(?:%[\w:#, ]+=\s*)?\"?([a-z_]+\.[a-z_.]+)", llvm_ir, re.M)
-            if not m.group(1).startswith(("llvm.", "builtin.")) and m.group(1) != "module"
-        }
-    )
-    if left:
-        raise MlirpipeError(
-            Problem(
-                f"pipeline '{pipeline}' left non-LLVM ops: {', '.join(left[:8])}"
-                + (" ..." if len(left) > 8 else ""),
-                hint="an execution test needs a pipeline that ends in the llvm dialect; "
-                "`mlirpipe stages FILE --pipeline P` shows which stage leaves them",
-            )
-        )
-
-
 # ---- descriptors ---------------------------------------------------------------------------
 
 

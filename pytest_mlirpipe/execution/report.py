@@ -7,11 +7,13 @@ import json
 import os
 import platform
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..atomic import write_atomic
-from .runner import Outcome
 from .timing import format_seconds
+
+if TYPE_CHECKING:
+    from .check import Outcome
 
 JSON_FORMAT = 1
 

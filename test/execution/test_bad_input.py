@@ -7,25 +7,25 @@ import torch
 from cases import Add
 
 from pytest_mlirpipe.errors import MlirpipeError, UsageError
-from pytest_mlirpipe.execution.session import ExecutionMismatch, ExecutionSession
+from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
 
 
 @pytest.fixture(scope="module")
-def session() -> ExecutionSession:
-    return ExecutionSession(cache_dir=None)
+def checker() -> ModelChecker:
+    return ModelChecker(cache_dir=None)
 
 
-def test_inputs_that_do_not_fit_the_module_are_reported_with_their_shapes(session) -> None:
+def test_inputs_that_do_not_fit_the_module_are_reported_with_their_shapes(checker) -> None:
     with pytest.raises(MlirpipeError) as info:
-        session.check(torch.nn.Linear(4, 2), torch.randn(3, 5))
+        checker.check(torch.nn.Linear(4, 2), torch.randn(3, 5))
     text = info.value.format()
     assert "error: module 'Linear' fails on the example inputs (3x5xfloat32): RuntimeError:" in text
     assert "hint: give one example input per forward() argument" in text
 
 
-def test_an_unsupported_dtype_names_the_input_and_the_supported_types(session) -> None:
+def test_an_unsupported_dtype_names_the_input_and_the_supported_types(checker) -> None:
     with pytest.raises(MlirpipeError) as info:
-        session.compile(
+        checker.compile(
             Add(), torch.ones(4, dtype=torch.float16), torch.ones(4, dtype=torch.float16)
         )
     text = info.value.format()
@@ -38,17 +38,17 @@ class Unexportable(torch.nn.Module):
         return x * 2 if x.sum().item() > 0 else x
 
 
-def test_a_module_torch_export_cannot_export_says_so(session) -> None:
+def test_a_module_torch_export_cannot_export_says_so(checker) -> None:
     with pytest.raises(MlirpipeError) as info:
-        session.compile(Unexportable(), torch.ones(3))
+        checker.compile(Unexportable(), torch.ones(3))
     text = info.value.format()
     assert "error: module 'Unexportable' could not be exported by torch.export:" in text
     assert "avoid .item()/.tolist()/.numpy()" in text
 
 
-def test_a_pipeline_that_does_not_end_in_llvm_is_refused(session) -> None:
+def test_a_pipeline_that_does_not_end_in_llvm_is_refused(checker) -> None:
     with pytest.raises(UsageError) as info:
-        session.compile(Add(), torch.ones(2), torch.ones(2), pipeline="torch-to-linalg")
+        checker.compile(Add(), torch.ones(2), torch.ones(2), pipeline="torch-to-linalg")
     text = info.value.format()
     assert (
         "error: pipeline 'torch-to-linalg' ends in linalg-on-tensors, not in the llvm dialect, "
@@ -62,27 +62,27 @@ class Log(torch.nn.Module):
         return torch.log(x)
 
 
-def test_nan_where_torch_has_nan_too_passes_with_a_note(session) -> None:
+def test_nan_where_torch_has_nan_too_passes_with_a_note(checker) -> None:
     x = torch.tensor([1.0, -1.0, 4.0, -2.0])
-    (outcome,) = session.check(Log(), x)
+    (outcome,) = checker.check(Log(), x)
     assert outcome.comparison.format() == (
         "result 0 ('result0'): matches (4 elements); NaN at the same 2 positions in both"
     )
 
 
-def test_nan_where_torch_has_a_number_is_reported_with_positions(session) -> None:
+def test_nan_where_torch_has_a_number_is_reported_with_positions(checker) -> None:
     x = torch.tensor([1.0, -1.0, 4.0, -2.0])
     with pytest.raises(ExecutionMismatch) as info:
-        session.check(Log(), x, reference=lambda t: torch.log(t.abs()))
+        checker.check(Log(), x, reference=lambda t: torch.log(t.abs()))
     text = info.value.format()
     assert "result 0 ('result0'): 2 of 4 elements differ (50.00%) beyond rtol=0.0001" in text
     assert "NaN in the native result where torch has a number: 2 positions, first [1], [3]" in text
 
 
-def test_a_missing_c_compiler_is_reported_for_aot(session, monkeypatch) -> None:
+def test_a_missing_c_compiler_is_reported_for_aot(checker, monkeypatch) -> None:
     monkeypatch.setenv("CC", "no-such-cc")
     with pytest.raises(MlirpipeError) as info:
-        session.compile(Add(), torch.ones(2), torch.ones(2), mode="aot")
+        checker.compile(Add(), torch.ones(2), torch.ones(2), mode="aot")
     text = info.value.format()
     assert (
         "error: no C compiler found for ahead-of-time compilation "
@@ -91,9 +91,9 @@ def test_a_missing_c_compiler_is_reported_for_aot(session, monkeypatch) -> None:
     assert "JIT execution (mode='jit') needs no C compiler" in text
 
 
-def test_mlir_text_without_a_reference_is_refused(session) -> None:
+def test_mlir_text_without_a_reference_is_refused(checker) -> None:
     with pytest.raises(UsageError) as info:
-        session.check(
+        checker.check(
             "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> { return %a : tensor<2xf32> }"
         )
     assert "error: MLIR text has no torch eager to compare with" in info.value.format()
@@ -101,16 +101,16 @@ def test_mlir_text_without_a_reference_is_refused(session) -> None:
 
 def test_an_unknown_mode_lists_the_accepted_ones() -> None:
     with pytest.raises(UsageError) as info:
-        ExecutionSession(mode="interp")
+        ModelChecker(mode="interp")
     assert (
         info.value.format() == "error: unknown execution mode 'interp'\n  hint: accepted: jit, aot"
     )
 
 
-def test_inf_where_torch_has_a_number_is_reported_with_positions(session) -> None:
+def test_inf_where_torch_has_a_number_is_reported_with_positions(checker) -> None:
     x = torch.tensor([1.0, 0.0, 4.0, 0.0])
     with pytest.raises(ExecutionMismatch) as info:
-        session.check(Log(), x, reference=lambda t: torch.log(t + 1.0))
+        checker.check(Log(), x, reference=lambda t: torch.log(t + 1.0))
     text = info.value.format()
     assert "result 0 ('result0'): 4 of 4 elements differ (100.00%)" in text
     assert "Inf in the native result: 2 positions, first [1], [3]" in text

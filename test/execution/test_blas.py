@@ -17,7 +17,7 @@ from cases import HAS_OPENBLAS, Addmm, MatmulOnes, rss_kib
 from torch import nn
 
 from pytest_mlirpipe.execution.blas_library import find_blas_library, set_blas_threads
-from pytest_mlirpipe.execution.session import ExecutionMismatch, ExecutionSession
+from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
 
 needs_openblas = pytest.mark.skipif(not HAS_OPENBLAS, reason="scipy-openblas32 is not installed")
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
@@ -84,9 +84,9 @@ def _operands(m: int = 3, k: int = 4, n: int = 5) -> list[torch.Tensor]:
 
 @pytest.mark.parametrize("mode", ["jit", "aot"])
 def test_library_from_the_environment_is_the_one_the_code_calls(fake_blas, mode) -> None:
-    session = ExecutionSession(cache_dir=None, mode=mode)
+    checker = ModelChecker(cache_dir=None, mode=mode)
     a, b = _operands()
-    compiled = session.compile(MatMul(), a, b, pipeline="refbackend-dps-blas")
+    compiled = checker.compile(MatMul(), a, b, pipeline="refbackend-dps-blas")
     before = _calls(fake_blas)
     np.testing.assert_allclose(compiled(a, b), (a @ b).numpy(), rtol=1e-5, atol=1e-5)
     assert _calls(fake_blas) == before + 1
@@ -106,9 +106,9 @@ def test_linked_library_runs_from_a_c_program(tmp_path: Path, clean_env) -> None
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler")
-    session = ExecutionSession(cache_dir=None, mode="aot")
+    checker = ModelChecker(cache_dir=None, mode="aot")
     x = torch.arange(4.0).reshape(2, 2)
-    compiled = session.compile(MatmulOnes(), x, pipeline="refbackend-blas")
+    compiled = checker.compile(MatmulOnes(), x, pipeline="refbackend-blas")
     assert compiled.header is not None and compiled.library is not None
     shutil.copy(compiled.header, tmp_path / "mlirpipe_forward.h")
     (tmp_path / "main.c").write_text(
@@ -129,17 +129,17 @@ def test_linked_library_runs_from_a_c_program(tmp_path: Path, clean_env) -> None
     assert f"{find_blas_library().path}" in compiled.header.read_text()
 
 
-def _failure(session: ExecutionSession, pipeline: str = "refbackend-dps-blas") -> str:
+def _failure(checker: ModelChecker, pipeline: str = "refbackend-dps-blas") -> str:
     a, b = _operands()
     with pytest.raises(ExecutionMismatch) as info:
-        session.check(MatMul(), a, b, pipelines=[pipeline])
+        checker.check(MatMul(), a, b, pipelines=[pipeline])
     return info.value.format()
 
 
 def test_missing_library_is_reported_when_the_code_is_compiled(clean_env, tmp_path) -> None:
     missing = tmp_path / "libopenblas.so.0"
     clean_env.setenv("MLIRPIPE_BLAS_LIBRARY", str(missing))
-    text = _failure(ExecutionSession(cache_dir=None))
+    text = _failure(ModelChecker(cache_dir=None))
     assert "through pipeline 'refbackend-dps-blas'" in text
     assert f"BLAS library {missing} (from $MLIRPIPE_BLAS_LIBRARY) does not exist" in text
     assert "point MLIRPIPE_BLAS_LIBRARY at an existing file" in text
@@ -149,14 +149,14 @@ def test_file_that_is_no_library_is_reported(clean_env, tmp_path) -> None:
     bogus = tmp_path / "libblis.so"
     bogus.write_text("not a library")
     clean_env.setenv("MLIRPIPE_BLAS_LIBRARY", str(bogus))
-    text = _failure(ExecutionSession(cache_dir=None))
+    text = _failure(ModelChecker(cache_dir=None))
     assert f"BLAS library {bogus} (from $MLIRPIPE_BLAS_LIBRARY) cannot be loaded:" in text
     assert "point MLIRPIPE_BLAS_LIBRARY at a shared library for this machine" in text
 
 
 def test_library_without_the_called_symbol_is_reported(fake_blas, clean_env) -> None:
     clean_env.setenv("MLIRPIPE_BLAS_PREFIX", "scipy_")
-    text = _failure(ExecutionSession(cache_dir=None))
+    text = _failure(ModelChecker(cache_dir=None))
     assert (
         f"BLAS library {fake_blas} (from $MLIRPIPE_BLAS_LIBRARY) does not export "
         "scipy_cblas_sgemm, which the lowered code calls" in text
@@ -174,9 +174,9 @@ def test_thread_setter_is_found_or_reported_missing(fake_blas) -> None:
 
 @needs_openblas
 def test_blas_entry_point_takes_the_callers_output_and_calls_no_python(clean_env) -> None:
-    session = ExecutionSession(cache_dir=None)
+    checker = ModelChecker(cache_dir=None)
     a, b = _operands(8, 8, 8)
-    compiled = session.compile(MatMul(), a, b, pipeline="refbackend-dps-blas")
+    compiled = checker.compile(MatMul(), a, b, pipeline="refbackend-dps-blas")
     assert compiled.abi.value == "destination-passing"
     fn = compiled.function
     call = fn.bind(a, b)
@@ -201,7 +201,7 @@ def _growth_kib(call, calls: int = 1000) -> int:
 def test_blas_entry_point_does_not_grow_memory_over_1000_calls(clean_env, pipeline) -> None:
     gen = torch.Generator().manual_seed(0)
     bias, a, b = (torch.randn(64, 64, generator=gen) for _ in range(3))
-    compiled = ExecutionSession(cache_dir=None).compile(Addmm(), bias, a, b, pipeline=pipeline)
+    compiled = ModelChecker(cache_dir=None).compile(Addmm(), bias, a, b, pipeline=pipeline)
     call = compiled.function.bind(bias, a, b)
     assert _growth_kib(call) < 2048  # 1000 leaked 16 KiB results would be 16 MiB
     np.testing.assert_allclose(
@@ -214,9 +214,7 @@ def test_memory_check_catches_a_leaking_entry_point(clean_env) -> None:
     """The same measurement on RefBackend's raw entry, whose result buffers nobody frees."""
     gen = torch.Generator().manual_seed(0)
     bias, a, b = (torch.randn(64, 64, generator=gen) for _ in range(3))
-    compiled = ExecutionSession(cache_dir=None).compile(
-        Addmm(), bias, a, b, pipeline="refbackend-blas"
-    )
+    compiled = ModelChecker(cache_dir=None).compile(Addmm(), bias, a, b, pipeline="refbackend-blas")
     fn = compiled.function
     fn.bind(bias, a, b)
 

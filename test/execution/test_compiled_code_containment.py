@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from pytest_mlirpipe.execution.session import ExecutionMismatch, ExecutionSession
+from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
 
 # Reads a float through a null pointer: the compiled code segfaults.
 SEGFAULT = """\
@@ -49,11 +49,11 @@ X = np.arange(4, dtype=np.float32)
 
 
 def test_a_segfault_in_compiled_code_fails_that_check_only():
-    session = ExecutionSession(cache_dir=None, isolation="fork")
+    checker = ModelChecker(cache_dir=None, isolation="fork")
 
     with pytest.raises(ExecutionMismatch) as info:
-        session.check(SEGFAULT, X, pipelines=["refbackend"], reference=lambda x: x, name="nul")
-    good = session.check(GOOD, X, pipelines=["refbackend"], reference=lambda x: x + x)
+        checker.check(SEGFAULT, X, pipelines=["refbackend"], reference=lambda x: x, name="nul")
+    good = checker.check(GOOD, X, pipelines=["refbackend"], reference=lambda x: x + x)
 
     (outcome,) = info.value.outcomes
     assert outcome.verdict == "FAIL"
@@ -67,11 +67,11 @@ def test_a_segfault_in_compiled_code_fails_that_check_only():
 
 
 def test_compiled_code_that_never_returns_is_stopped_at_the_time_limit():
-    session = ExecutionSession(cache_dir=None, isolation="fork", timeout=3.0)
+    checker = ModelChecker(cache_dir=None, isolation="fork", timeout=3.0)
 
     start = time.perf_counter()
     with pytest.raises(ExecutionMismatch) as info:
-        session.check(HANG, X, pipelines=["refbackend"], reference=lambda x: x, name="spin")
+        checker.check(HANG, X, pipelines=["refbackend"], reference=lambda x: x, name="spin")
 
     assert time.perf_counter() - start < 60
     (outcome,) = info.value.outcomes
@@ -81,8 +81,8 @@ def test_compiled_code_that_never_returns_is_stopped_at_the_time_limit():
 
 
 def test_a_contained_check_gives_the_same_outcome_as_an_unprotected_one():
-    forked = ExecutionSession(cache_dir=None, isolation="fork")
-    here = ExecutionSession(cache_dir=None, isolation="none")
+    forked = ModelChecker(cache_dir=None, isolation="fork")
+    here = ModelChecker(cache_dir=None, isolation="none")
 
     a = forked.check(GOOD, X, pipelines=["refbackend", "tosa"], reference=lambda x: x + x)
     b = here.check(GOOD, X, pipelines=["refbackend", "tosa"], reference=lambda x: x + x)

@@ -8,7 +8,7 @@ import torch
 from cases import Add, Scalars
 
 from pytest_mlirpipe.errors import MlirpipeError
-from pytest_mlirpipe.execution.session import ExecutionSession
+from pytest_mlirpipe.execution.check import ModelChecker
 
 DYNAMIC = """
 func.func @forward(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
@@ -29,45 +29,45 @@ func.func @forward(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 
 @pytest.fixture(scope="module")
-def session() -> ExecutionSession:
-    return ExecutionSession()
+def checker() -> ModelChecker:
+    return ModelChecker()
 
 
 @pytest.mark.parametrize("pipeline", ["refbackend", "refbackend-dps", "tosa"])
-def test_strided_inputs_are_copied_and_give_torchs_answer(session, pipeline) -> None:
+def test_strided_inputs_are_copied_and_give_torchs_answer(checker, pipeline) -> None:
     base = torch.randn(4, 10)
     a, b = base[:, ::2].T.contiguous().T, base[:, 1::2]  # b is not contiguous
     assert not b.is_contiguous()
-    compiled = session.compile(Add(), torch.randn(4, 5), torch.randn(4, 5), pipeline=pipeline)
+    compiled = checker.compile(Add(), torch.randn(4, 5), torch.randn(4, 5), pipeline=pipeline)
     np.testing.assert_array_equal(compiled(a, b), (a + b).numpy())
 
 
-def test_scalars_and_two_results_come_back_as_numpy(session) -> None:
-    compiled = session.compile(Scalars(), torch.randn(3), torch.tensor(2.0))
+def test_scalars_and_two_results_come_back_as_numpy(checker) -> None:
+    compiled = checker.compile(Scalars(), torch.randn(3), torch.tensor(2.0))
     vec, total = compiled(np.arange(3, dtype=np.float32), np.float32(2.0))
     np.testing.assert_array_equal(vec, [0.0, 2.0, 4.0])
     assert total.shape == () and total.dtype == np.float32 and float(total) == 5.0
 
 
-def test_dynamic_dimensions_take_any_size_through_the_callback_abi(session) -> None:
-    compiled = session.compile(DYNAMIC, np.zeros((1, 4), np.float32), pipeline="refbackend")
+def test_dynamic_dimensions_take_any_size_through_the_callback_abi(checker) -> None:
+    compiled = checker.compile(DYNAMIC, np.zeros((1, 4), np.float32), pipeline="refbackend")
     assert str(compiled.signature) == "@forward(arg0: ?x4xf32) -> (?x4xf32)"
     for rows in (1, 3, 7):
         x = np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
         np.testing.assert_array_equal(compiled(x), 2 * x)
 
 
-def test_dynamic_results_cannot_be_passed_as_out_params(session) -> None:
+def test_dynamic_results_cannot_be_passed_as_out_params(checker) -> None:
     with pytest.raises(MlirpipeError) as info:
-        session.compile(DYNAMIC, np.zeros((1, 4), np.float32), pipeline="refbackend-dps")
+        checker.compile(DYNAMIC, np.zeros((1, 4), np.float32), pipeline="refbackend-dps")
     assert (
         "error: @forward passes results as out-params, but result shapes ?x4xf32 are not all "
         "static" in info.value.format()
     )
 
 
-def test_a_wrong_dtype_at_call_time_is_refused_not_cast(session) -> None:
-    compiled = session.compile(Add(), torch.randn(3), torch.randn(3))
+def test_a_wrong_dtype_at_call_time_is_refused_not_cast(checker) -> None:
+    compiled = checker.compile(Add(), torch.randn(3), torch.randn(3))
     with pytest.raises(MlirpipeError) as info:
         compiled(np.zeros(3), np.zeros(3, np.float32))
     assert info.value.format() == (
@@ -76,8 +76,8 @@ def test_a_wrong_dtype_at_call_time_is_refused_not_cast(session) -> None:
     )
 
 
-def test_a_wrong_shape_at_call_time_names_the_expected_type(session) -> None:
-    compiled = session.compile(Add(), torch.randn(3), torch.randn(3))
+def test_a_wrong_shape_at_call_time_names_the_expected_type(checker) -> None:
+    compiled = checker.compile(Add(), torch.randn(3), torch.randn(3))
     with pytest.raises(MlirpipeError) as info:
         compiled(np.zeros(4, np.float32), np.zeros(3, np.float32))
     assert "error: input 0 ('a') has shape [4], but the compiled function takes 3xf32" in (
@@ -85,8 +85,8 @@ def test_a_wrong_shape_at_call_time_names_the_expected_type(session) -> None:
     )
 
 
-def test_a_wrong_number_of_inputs_is_refused(session) -> None:
-    compiled = session.compile(Add(), torch.randn(3), torch.randn(3))
+def test_a_wrong_number_of_inputs_is_refused(checker) -> None:
+    compiled = checker.compile(Add(), torch.randn(3), torch.randn(3))
     with pytest.raises(MlirpipeError) as info:
         compiled(np.zeros(3, np.float32))
     assert "error: @forward takes 2 inputs (3xf32, 3xf32), got 1" in info.value.format()

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from pytest_mlirpipe.errors import MlirpipeError, UsageError
-from pytest_mlirpipe.execution.frontends import (
+from pytest_mlirpipe.execution.frontends import import_onnx, import_torch
+from pytest_mlirpipe.execution.model_file import (
     TensorSpec,
     example_inputs,
-    import_onnx,
-    import_torch,
     load_model,
     parse_input_spec,
 )

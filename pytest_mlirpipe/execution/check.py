@@ -1,0 +1,293 @@
+"""Check models: through each pipeline compile, run once, compare with the reference; time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .. import contain
+from ..errors import MlirpipeError, Problem, UsageError
+from ..model import Pipeline
+from .blas_library import set_blas_threads
+from .cache import ArtifactCache
+from .compare import Comparison, compare
+from .compiled_model import CompiledModel, check_mode, compile_model
+from .frontends import Frontend, ImportedModel, frontend_for, reference_results
+from .model_lowering import require_llvm_output
+from .native import NativeFunction
+from .timing import TimingConfig, measure
+
+DEFAULT_PIPELINES = ("refbackend",)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One case through one pipeline: verdict, comparison, timings; plain picklable data."""
+
+    case: str
+    pipeline: str
+    verdict: str  # PASS, FAIL, UNSUPPORTED
+    abi: str = ""
+    mode: str = "jit"
+    comparison: Comparison | None = None
+    error: str | None = None
+    compile_seconds: Mapping[str, float] = field(default_factory=dict)
+    timing: Any = None  # timing.Timing of the native code
+    torch_timing: Any = None  # timing.Timing of torch eager
+    flops: float | None = None
+    cached: bool = False
+
+    @property
+    def max_abs(self) -> float | None:
+        return self.comparison.max_abs if self.comparison is not None else None
+
+
+class ExecutionMismatch(MlirpipeError):
+    """A model's native results differ from torch's, or it failed to compile or run."""
+
+    def __init__(self, case: str, outcomes: Sequence[Outcome]):
+        self.case = case
+        self.outcomes = tuple(outcomes)
+        failed = [o for o in outcomes if o.verdict == "FAIL"]
+        super().__init__(
+            [
+                Problem(
+                    f"case '{case}' through pipeline '{o.pipeline}' ({o.mode}"
+                    + (f", {o.abi}" if o.abi else "")
+                    + "): "
+                    + (o.error or (o.comparison.format() if o.comparison else "failed")),
+                )
+                for o in failed
+            ]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """What one check() call fixes for every pipeline it runs."""
+
+    name: str
+    frontend: Frontend
+    expected: list[Any]
+    tolerances: tuple[float | None, float | None, Mapping[str, tuple[float, float]] | None]
+    mode: str
+    flops: float | None
+    timed: bool
+    baseline: Callable[..., Any] | None  # what torch runs when timed against the native code
+
+
+class ModelChecker:
+    """Compiles models through pipelines, checks them against their reference, times them.
+
+    Keeps every Outcome in `outcomes` for the end-of-run table and JSON.
+    """
+
+    def __init__(
+        self,
+        pipeline_dirs: Sequence[str | Path] = (),
+        cache_dir: Path | str | None = None,
+        timing: TimingConfig | None = None,
+        mode: str = "jit",
+        default_pipelines: Sequence[str] = DEFAULT_PIPELINES,
+        isolation: str = "fork",
+        timeout: float = 0.0,
+    ):
+        check_mode(mode)
+        self.pipeline_dirs = [str(d) for d in pipeline_dirs]
+        self.cache = ArtifactCache(cache_dir)
+        self.timing = timing
+        self.mode = mode
+        self.default_pipelines = tuple(default_pipelines)
+        self.outcomes: list[Outcome] = []
+        # "fork": compiled code first runs (and is compared) in a forked child, so a crash or
+        # a hang fails one pipeline of one case; "none": everything runs in this process.
+        self.isolation = isolation
+        self.timeout = timeout
+
+    def pipeline(self, name: str) -> Pipeline:
+        from ..lowering.catalog import catalog_for
+
+        return catalog_for(self.pipeline_dirs).get(name)
+
+    def compile(
+        self, model: Any, *inputs: Any, pipeline: str = "refbackend", mode: str | None = None
+    ) -> CompiledModel:
+        """Import `model` with `inputs`, lower it through `pipeline`, make it native."""
+        pipe = self.pipeline(pipeline)
+        require_llvm_output(pipe)
+        frontend = frontend_for(model, inputs)
+        imported = frontend.imported(pipe)
+        return compile_model(imported, pipe, frontend.name, mode or self.mode, self.cache)
+
+    def check(
+        self,
+        model: Any,
+        *inputs: Any,
+        pipelines: Sequence[str] | None = None,
+        rtol: float | None = None,
+        atol: float | None = None,
+        reference: Callable[..., Any] | None = None,
+        name: str | None = None,
+        flops: float | None = None,
+        mode: str | None = None,
+        per_dtype: Mapping[str, tuple[float, float]] | None = None,
+        time_it: bool | None = None,
+    ) -> list[Outcome]:
+        """Run `model` through each pipeline and compare with torch eager (or `reference`).
+
+        Raises ExecutionMismatch listing every pipeline that failed; the outcomes (with
+        timings when this checker times) are kept in `self.outcomes` either way.
+        """
+        frontend = frontend_for(model, inputs)
+        pipes = list(pipelines or self.default_pipelines)
+        if not pipes:
+            raise UsageError(Problem("check() got an empty list of pipelines"))
+        if reference is not None:
+            expected = reference_results(reference, inputs)
+        else:
+            expected = frontend.expected(lambda: self.pipeline(pipes[0]))
+        case = _Case(
+            name or frontend.name,
+            frontend,
+            expected,
+            (rtol, atol, per_dtype),
+            mode or self.mode,
+            flops,
+            self.timing is not None if time_it is None else time_it,
+            reference or frontend.eager(),
+        )
+        outcomes = self._run(case, pipes)
+        self.outcomes.extend(outcomes)
+        if any(o.verdict == "FAIL" for o in outcomes):
+            raise ExecutionMismatch(case.name, outcomes)
+        return outcomes
+
+    def _run(self, case: _Case, pipes: Sequence[str]) -> list[Outcome]:
+        """Check `case` through each pipeline, then time those that passed (when timed)."""
+        outcomes: list[Outcome] = []
+        bound: dict[str, Callable[[], object]] = {}
+        blas = {}  # the BLAS libraries the compiled code calls, by path
+        for p in pipes:
+            outcome, fn = self._check_one(case, p)
+            outcomes.append(outcome)
+            if fn is not None:
+                bound[p] = fn.bind(*case.frontend.inputs)
+                if fn.blas is not None:
+                    blas[fn.blas.path] = fn.blas
+        if case.timed and bound:
+            config = self.timing or TimingConfig()
+            for lib in blas.values():  # the same thread count as torch gets
+                set_blas_threads(lib, config.threads)
+            outcomes = self._time(case, bound, outcomes)
+        return outcomes
+
+    def _check_one(self, case: _Case, pipeline: str) -> tuple[Outcome, NativeFunction | None]:
+        """The outcome through one pipeline, and the native function to time if it passed."""
+        try:
+            pipe = self.pipeline(pipeline)
+            require_llvm_output(pipe)
+            imported = case.frontend.imported(pipe)
+        except MlirpipeError as exc:
+            return Outcome(case.name, pipeline, "FAIL", mode=case.mode, error=exc.format()), None
+        if self.isolation != "fork" or not contain.is_available():
+            outcome, compiled = self._compile_and_compare(case, imported, pipe)
+        else:
+            outcome, compiled = self._contained(case, imported, pipe)
+        if compiled is None or outcome.verdict != "PASS":
+            return outcome, None
+        return outcome, compiled.function
+
+    def _contained(
+        self, case: _Case, imported: ImportedModel, pipe: Pipeline
+    ) -> tuple[Outcome, CompiledModel | None]:
+        """Compile and compare in a forked child, so a crash or a hang fails only this pipeline."""
+        from .runtime import runtime_library
+
+        runtime_library()  # built once here, so children inherit it instead of rebuilding
+        ended = contain.run_contained(
+            lambda: self._compile_and_compare(case, imported, pipe)[0],
+            timeout=self.timeout or None,
+        )
+        if not ended.ok:
+            error = _contained_failure(ended, case.name, pipe, imported, self.timeout)
+            return Outcome(case.name, pipe.name, "FAIL", mode=case.mode, error=error), None
+        outcome = ended.value
+        if outcome.verdict == "PASS" and case.timed:
+            # It ran once, contained; timing needs it here (the lowering is cached).
+            return outcome, compile_model(imported, pipe, case.name, case.mode, self.cache)
+        return outcome, None
+
+    def _compile_and_compare(
+        self, case: _Case, imported: ImportedModel, pipe: Pipeline
+    ) -> tuple[Outcome, CompiledModel | None]:
+        """Lower, compile, call once and compare: the steps a broken compiler can crash in."""
+        rtol, atol, per_dtype = case.tolerances
+        try:
+            compiled = compile_model(imported, pipe, case.name, case.mode, self.cache)
+            fn = compiled.function
+            contain.note("running the compiled code")
+            actual = fn(*case.frontend.inputs)
+            names = [f"result {i} ('{t.name}')" for i, t in enumerate(fn.signature.results)]
+            comparison = compare(actual, case.expected, names, rtol, atol, per_dtype)
+        except MlirpipeError as exc:
+            return Outcome(case.name, pipe.name, "FAIL", mode=case.mode, error=exc.format()), None
+        outcome = Outcome(
+            case.name,
+            pipe.name,
+            "PASS" if comparison.ok else "FAIL",
+            abi=compiled.abi.value,
+            mode=case.mode,
+            comparison=comparison,
+            compile_seconds=dict(compiled.seconds),
+            flops=case.flops,
+            cached=compiled.cached,
+        )
+        return outcome, compiled
+
+    def _time(
+        self, case: _Case, bound: Mapping[str, Callable[[], object]], outcomes: list[Outcome]
+    ) -> list[Outcome]:
+        """Time torch (when it has something to run) and each bound native function."""
+        import torch
+
+        config = self.timing or TimingConfig()
+        target = case.baseline
+        candidates: dict[str, Callable[[], object]] = {}
+        if target is not None:
+            cloned = [x.clone() if isinstance(x, torch.Tensor) else x for x in case.frontend.inputs]
+            candidates["torch"] = lambda: target(*cloned)
+        candidates.update(bound)
+        with torch.no_grad():
+            timings = measure(candidates, config)
+        torch_timing = timings.get("torch")
+        return [
+            replace(o, timing=timings.get(o.pipeline), torch_timing=torch_timing)
+            if o.pipeline in timings
+            else o
+            for o in outcomes
+        ]
+
+
+def _contained_failure(
+    ended, case: str, pipe: Pipeline, imported: ImportedModel, limit: float
+) -> str:
+    """What ended the contained compile-and-run, where, and how to reproduce it."""
+    import tempfile
+
+    where = ended.notes[-1] if ended.notes else "compiling"
+    if ended.kind == "timeout":
+        what = f"no result after {limit:g} s (mlirpipe_timeout), while {where}"
+    elif ended.kind == "error":
+        what = f"internal error, while {where}: {ended.detail.strip().splitlines()[-1]}"
+    else:
+        what = f"{ended.detail}, while {where}"
+    folder = Path(tempfile.mkdtemp(prefix="mlirpipe-repro-"))
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in case)
+    source = folder / f"{safe}.input.mlir"
+    source.write_text(imported.text)
+    return (
+        f"{what}\n  the imported module is in {source}; lower it with: "
+        f"mlirpipe-opt {source} --pipeline {pipe.name} -o {folder / (safe + '.llvm.mlir')}"
+    )

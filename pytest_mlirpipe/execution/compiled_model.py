@@ -1,0 +1,97 @@
+"""A lowered model made native: JIT-compiled, or linked into a cached shared library."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import contain
+from ..errors import Problem, UsageError
+from ..model import Pipeline
+from . import aot
+from .blas_library import library_for
+from .cache import ArtifactCache
+from .frontends import ImportedModel
+from .model_lowering import LoweredModel, lower_model
+from .native import Abi, NativeFunction, detect_abi, jit
+from .signature import EntrySignature
+
+MODES = ("jit", "aot")
+
+
+@dataclass
+class CompiledModel:
+    """A model compiled through one pipeline: call it with arrays or tensors."""
+
+    function: NativeFunction
+    pipeline: str
+    mode: str
+    seconds: dict[str, float]
+    cached: bool
+    library: Path | None = None  # the .so (mode="aot")
+    header: Path | None = None
+
+    @property
+    def signature(self) -> EntrySignature:
+        return self.function.signature
+
+    @property
+    def abi(self) -> Abi:
+        return self.function.native_abi
+
+    def __call__(self, *inputs: Any) -> np.ndarray | tuple[np.ndarray, ...]:
+        outs = self.function(*inputs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise UsageError(
+            Problem(f"unknown execution mode '{mode}'", hint=f"accepted: {', '.join(MODES)}")
+        )
+
+
+def compile_model(
+    imported: ImportedModel, pipeline: Pipeline, name: str, mode: str, cache: ArtifactCache
+) -> CompiledModel:
+    """Lower the imported model through `pipeline` and make it native (`mode` jit or aot)."""
+    check_mode(mode)
+    lowered = lower_model(imported, pipeline, name, cache)
+    seconds = {"import": imported.seconds}
+    seconds.update((f"stage {stage}", s) for stage, s in lowered.stage_seconds)
+    seconds["lower"] = lowered.seconds
+    t0 = time.perf_counter()
+    contain.note(f"compiling the lowered module to native code ({mode})")
+    if mode == "jit":
+        fn = jit(lowered.text, imported.signature)
+        compiled = CompiledModel(fn, pipeline.name, mode, seconds, lowered.cached)
+    else:
+        compiled = _shared_library(lowered, imported.signature, cache, seconds)
+    seconds["native"] = time.perf_counter() - t0
+    return compiled
+
+
+def _shared_library(
+    lowered: LoweredModel, sig: EntrySignature, cache: ArtifactCache, seconds: dict[str, float]
+) -> CompiledModel:
+    """The model's .so and header: from the cache, or built and then cached."""
+    abi = detect_abi(lowered.text, sig)
+    key = lowered.key
+    lib_name = f"lib{aot.entry_name(sig)}.so"
+    library = cache.path(key, lib_name)
+    header = cache.path(key, f"{aot.entry_name(sig)}.h")
+    cached = lowered.cached and library is not None and header is not None
+    if library is None or header is None:
+        built = aot.build_in_temp(lowered.text, sig, abi)
+        library, header = built.library, built.header
+        stored = cache.store_file(key, lib_name, built.library)
+        stored_h = cache.store_file(key, built.header.name, built.header)
+        if stored is not None and stored_h is not None:
+            library, header = stored, stored_h
+    fn = aot.load_shared_library(library, sig, abi)
+    fn.blas = library_for(lowered.text)
+    return CompiledModel(fn, lowered.pipeline, "aot", seconds, cached, library, header)
