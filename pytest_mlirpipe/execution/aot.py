@@ -160,86 +160,110 @@ def c_shim(signature: EntrySignature, abi: EntryAbi, prefix: str = "mlirpipe") -
     """C source of the uniform entry point over the lowered function's own ABI."""
     _require_static_results(signature)
     ins, outs = signature.inputs, signature.results
-    n_in, n_out = len(ins), len(outs)
-    fn = signature.function
-    lines = [f'#include "{entry_name(signature, prefix)}.h"', _SHIM_RUNTIME]
+    n_in = len(ins)
+    name = entry_name(signature, prefix)
     in_params = [f"const {struct_name(t)} *in{i}" for i, t in enumerate(ins)]
     out_params = [f"{struct_name(t)} *out{i}" for i, t in enumerate(outs)]
-    params = ", ".join(in_params + out_params) or "void"
-    sizes = [f"sizeof({C_TYPES[t.dtype]})" for t in outs]
-    results_struct = (
-        "typedef struct { "
-        + " ".join(f"{struct_name(t)} r{i};" for i, t in enumerate(outs))
-        + " } mlirpipe_results;"
-    )
-
-    def copy_and_free(src: str) -> list[str]:
-        body = [f"  void *seen[{n_in + n_out + 1}]; int n_seen = 0;"]
-        body += [f"  seen[n_seen++] = (void *)in{i}->allocated;" for i in range(n_in)]
-        body.append("  int status = 0;")
-        for i, t in enumerate(outs):
-            body.append(
-                f"  if (!status && mlirpipe_copy((mlirpipe_any *)out{i}, "
-                f"(const mlirpipe_any *)&{src}.r{i}, {t.rank}, {sizes[i]})) status = {i + 1};"
-            )
-        for i in range(n_out):
-            body.append(f"  mlirpipe_release(seen, n_seen, (void *){src}.r{i}.allocated);")
-            body.append(f"  seen[n_seen++] = (void *){src}.r{i}.allocated;")
-        body.append("  return status;")
-        return body
-
+    head = f"int {name}({', '.join(in_params + out_params) or 'void'}) {{"
     if abi.abi is Abi.DESTINATION:
-        args = [f"(void *)in{i}" for i in range(n_in)] + [f"out{i}" for i in range(n_out)]
-        lines += [
-            f"void {CIFACE}{fn}({', '.join(['void *'] * (n_in + n_out)) or 'void'});",
-            f"int {entry_name(signature, prefix)}({params}) {{",
-            f"  {CIFACE}{fn}({', '.join(args)});",
-            "  return 0;",
-            "}",
-        ]
+        body = _destination_shim(signature, head)
     elif abi.abi is Abi.RETURNED:
-        lines += [
-            results_struct,
-            f"void {CIFACE}{fn}({', '.join(['void *'] * (n_in + 1))});",
-            f"int {entry_name(signature, prefix)}({params}) {{",
-            "  mlirpipe_results ret;",
-            f"  {CIFACE}{fn}({', '.join(['&ret'] + [f'(void *)in{i}' for i in range(n_in)])});",
-            *copy_and_free("ret"),
-            "}",
-        ]
+        body = _returned_shim(signature, head)
     else:
         assert abi.consume is not None
-        lines += [
-            results_struct,
-            "static __thread mlirpipe_results mlirpipe_taken;",
-            # The callback the lowered code calls with its results: keep the descriptors.
-            f"void {CIFACE}{abi.consume}("
-            + ", ".join(f"mlirpipe_unranked *r{i}" for i in range(n_out))
-            + ") {",
-            *[
-                f"  memcpy(&mlirpipe_taken.r{i}, r{i}->descriptor, sizeof(mlirpipe_taken.r{i}));"
-                for i in range(n_out)
-            ],
-            "}",
-            f"void {CIFACE}{fn}({', '.join(['void *'] * n_in) or 'void'});",
-            f"int {entry_name(signature, prefix)}({params}) {{",
-            *[
-                f"  mlirpipe_unranked u{i} = {{{t.rank}, (void *)in{i}}};"
-                for i, t in enumerate(ins)
-            ],
-            f"  {CIFACE}{fn}({', '.join(f'&u{i}' for i in range(n_in))});",
-            *copy_and_free("mlirpipe_taken"),
-            "}",
-        ]
+        body = _callback_shim(signature, abi.consume, head)
     # MLIR's packed convention (args[i] points at the i-th argument), for ctypes callers.
     unpacked = [f"*({struct_name(t)} **)args[{i}]" for i, t in enumerate(ins)]
     unpacked += [f"*({struct_name(t)} **)args[{n_in + i}]" for i, t in enumerate(outs)]
-    lines += [
-        f"void {entry_name(signature, prefix)}_packed(void **args) {{",
-        f"  {entry_name(signature, prefix)}({', '.join(unpacked)});",
+    lines = [
+        f'#include "{name}.h"',
+        _SHIM_RUNTIME,
+        *body,
+        f"void {name}_packed(void **args) {{",
+        f"  {name}({', '.join(unpacked)});",
         "}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _destination_shim(signature: EntrySignature, head: str) -> list[str]:
+    """The lowered function already writes into the caller's buffers: call it."""
+    n_in, n_out = len(signature.inputs), len(signature.results)
+    args = [f"(void *)in{i}" for i in range(n_in)] + [f"out{i}" for i in range(n_out)]
+    return [
+        f"void {CIFACE}{signature.function}({', '.join(['void *'] * (n_in + n_out)) or 'void'});",
+        head,
+        f"  {CIFACE}{signature.function}({', '.join(args)});",
+        "  return 0;",
+        "}",
+    ]
+
+
+def _returned_shim(signature: EntrySignature, head: str) -> list[str]:
+    """The lowered function returns a struct of descriptors: copy them out and free them."""
+    n_in = len(signature.inputs)
+    fn = signature.function
+    return [
+        _results_struct(signature),
+        f"void {CIFACE}{fn}({', '.join(['void *'] * (n_in + 1))});",
+        head,
+        "  mlirpipe_results ret;",
+        f"  {CIFACE}{fn}({', '.join(['&ret'] + [f'(void *)in{i}' for i in range(n_in)])});",
+        *_copy_and_free(signature, "ret"),
+        "}",
+    ]
+
+
+def _callback_shim(signature: EntrySignature, consume: str, head: str) -> list[str]:
+    """The lowered function hands its results to a callback: keep them, copy out, free."""
+    ins, n_out = signature.inputs, len(signature.results)
+    fn = signature.function
+    return [
+        _results_struct(signature),
+        "static __thread mlirpipe_results mlirpipe_taken;",
+        # The callback the lowered code calls with its results: keep the descriptors.
+        f"void {CIFACE}{consume}("
+        + ", ".join(f"mlirpipe_unranked *r{i}" for i in range(n_out))
+        + ") {",
+        *[
+            f"  memcpy(&mlirpipe_taken.r{i}, r{i}->descriptor, sizeof(mlirpipe_taken.r{i}));"
+            for i in range(n_out)
+        ],
+        "}",
+        f"void {CIFACE}{fn}({', '.join(['void *'] * len(ins)) or 'void'});",
+        head,
+        *[f"  mlirpipe_unranked u{i} = {{{t.rank}, (void *)in{i}}};" for i, t in enumerate(ins)],
+        f"  {CIFACE}{fn}({', '.join(f'&u{i}' for i in range(len(ins)))});",
+        *_copy_and_free(signature, "mlirpipe_taken"),
+        "}",
+    ]
+
+
+def _results_struct(signature: EntrySignature) -> str:
+    return (
+        "typedef struct { "
+        + " ".join(f"{struct_name(t)} r{i};" for i, t in enumerate(signature.results))
+        + " } mlirpipe_results;"
+    )
+
+
+def _copy_and_free(signature: EntrySignature, src: str) -> list[str]:
+    """Copy each result in `src` into the caller's buffer, then free what the callee allocated."""
+    n_in, outs = len(signature.inputs), signature.results
+    body = [f"  void *seen[{n_in + len(outs) + 1}]; int n_seen = 0;"]
+    body += [f"  seen[n_seen++] = (void *)in{i}->allocated;" for i in range(n_in)]
+    body.append("  int status = 0;")
+    for i, t in enumerate(outs):
+        body.append(
+            f"  if (!status && mlirpipe_copy((mlirpipe_any *)out{i}, "
+            f"(const mlirpipe_any *)&{src}.r{i}, {t.rank}, sizeof({C_TYPES[t.dtype]}))) "
+            f"status = {i + 1};"
+        )
+    for i in range(len(outs)):
+        body.append(f"  mlirpipe_release(seen, n_seen, (void *){src}.r{i}.allocated);")
+        body.append(f"  seen[n_seen++] = (void *){src}.r{i}.allocated;")
+    body.append("  return status;")
+    return body
 
 
 def dump_object(

@@ -178,61 +178,80 @@ def compare_one(
         "atol": t,
         "total": int(e.size),
     }
-    if e.dtype.kind in "biu":
-        bad = a != e
-        diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
-        nan_a = nan_e = np.zeros(a.shape, bool)
-        both = 0
-        inf_a = np.zeros(a.shape, bool)
-    else:
-        a64, e64 = a.astype(np.float64), e.astype(np.float64)
-        nan_a, nan_e = np.isnan(a64), np.isnan(e64)
-        both = int(np.count_nonzero(nan_a & nan_e))
-        close = np.isclose(a64, e64, rtol=r, atol=t, equal_nan=True)
-        bad = ~close
-        with np.errstate(invalid="ignore"):
-            diff = np.where(nan_a | nan_e, 0.0, np.abs(a64 - e64))
-            diff = np.where(np.isinf(a64) & np.isinf(e64) & (a64 == e64), 0.0, diff)
-        inf_a = np.isinf(a64) & ~np.isinf(e64)
-        nan_a, nan_e = nan_a & ~nan_e, nan_e & ~nan_a
-    finite = np.isfinite(diff)
-    max_abs = float(diff.max()) if diff.size else 0.0  # inf when one side is inf
-    with np.errstate(divide="ignore", invalid="ignore"):
-        denom = np.abs(e.astype(np.float64))
-        rel = np.where(denom > 0, diff / np.where(denom > 0, denom, 1.0), 0.0)
-    rel_finite = rel[np.isfinite(rel)]
-    max_rel = float(rel_finite.max()) if rel_finite.size else 0.0
-    mean_abs = float(diff[finite].mean()) if finite.any() else 0.0
-    n_bad = int(np.count_nonzero(bad))
+    m = _masks(a, e, r, t)
+    errors = _errors(m.diff, e)
+    n_bad = int(np.count_nonzero(m.bad))
     if not n_bad:
-        return ResultComparison(
-            name, True, "match", max_abs=max_abs, mean_abs=mean_abs, max_rel=max_rel,
-            nan_both=both, **common,
-        )  # fmt: skip
-    idx = np.argwhere(bad)[:FIRST_N]
+        return ResultComparison(name, True, "match", nan_both=m.nan_both, **errors, **common)
     first = tuple(
         Difference(tuple(int(i) for i in ix), a[tuple(ix)].item(), e[tuple(ix)].item())
-        for ix in idx
+        for ix in np.argwhere(m.bad)[:FIRST_N]
     )
-
-    def where(mask: np.ndarray) -> tuple[tuple[int, ...], ...]:
-        return tuple(tuple(int(i) for i in ix) for ix in np.argwhere(mask)[:100])
-
     return ResultComparison(
         name,
         False,
         "values",
         differing=n_bad,
-        max_abs=max_abs,
-        mean_abs=mean_abs,
-        max_rel=max_rel,
         first=first,
-        nan_actual=where(nan_a),
-        nan_expected=where(nan_e),
-        nan_both=both,
-        inf_actual=where(inf_a),
+        nan_actual=_where(m.nan_actual),
+        nan_expected=_where(m.nan_expected),
+        nan_both=m.nan_both,
+        inf_actual=_where(m.inf_actual),
+        **errors,
         **common,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Masks:
+    """Where two same-shaped, same-dtype arrays differ, element by element."""
+
+    bad: np.ndarray  # beyond the tolerances
+    diff: np.ndarray  # absolute difference as float64; 0 where NaN or the same Inf
+    nan_actual: np.ndarray  # NaN only in the native result
+    nan_expected: np.ndarray  # NaN only in torch's
+    nan_both: int
+    inf_actual: np.ndarray  # Inf in the native result where torch has none
+
+
+def _masks(a: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> _Masks:
+    if e.dtype.kind in "biu":  # integers and booleans compare exactly
+        none = np.zeros(a.shape, bool)
+        diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
+        return _Masks(a != e, diff, none, none, 0, np.zeros(a.shape, bool))
+    a64, e64 = a.astype(np.float64), e.astype(np.float64)
+    nan_a, nan_e = np.isnan(a64), np.isnan(e64)
+    close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
+    with np.errstate(invalid="ignore"):
+        diff = np.where(nan_a | nan_e, 0.0, np.abs(a64 - e64))
+        diff = np.where(np.isinf(a64) & np.isinf(e64) & (a64 == e64), 0.0, diff)
+    return _Masks(
+        ~close,
+        diff,
+        nan_a & ~nan_e,
+        nan_e & ~nan_a,
+        int(np.count_nonzero(nan_a & nan_e)),
+        np.isinf(a64) & ~np.isinf(e64),
+    )
+
+
+def _errors(diff: np.ndarray, e: np.ndarray) -> dict[str, float]:
+    """max abs (inf when one side is inf), mean abs of the finite differences, max rel."""
+    finite = np.isfinite(diff)
+    max_abs = float(diff.max()) if diff.size else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denom = np.abs(e.astype(np.float64))
+        rel = np.where(denom > 0, diff / np.where(denom > 0, denom, 1.0), 0.0)
+    rel_finite = rel[np.isfinite(rel)]
+    return {
+        "max_abs": max_abs,
+        "mean_abs": float(diff[finite].mean()) if finite.any() else 0.0,
+        "max_rel": float(rel_finite.max()) if rel_finite.size else 0.0,
+    }
+
+
+def _where(mask: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(int(i) for i in ix) for ix in np.argwhere(mask)[:100])
 
 
 def compare(

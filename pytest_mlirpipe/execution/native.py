@@ -215,43 +215,12 @@ class NativeFunction:
             )
         self._in_desc = [descriptor_type(t.rank)() for t in sig.inputs]
         self._out_desc = [descriptor_type(t.rank)() for t in sig.results]
-        pointers: list[ctypes.c_void_p] = []
         self._native_consumer = False
         if abi.abi is Abi.CALLBACK:
-            self._unranked = [
-                UnrankedDescriptor(t.rank, ctypes.addressof(d))
-                for t, d in zip(sig.inputs, self._in_desc, strict=True)
-            ]
-            pointers = [ctypes.c_void_p(ctypes.addressof(u)) for u in self._unranked]
             assert register_consumer is not None and abi.consume is not None
-            lib = runtime_lib
-            if (
-                lib is not None
-                and 0 < len(sig.results) <= runtime.MAX_RESULTS
-                and all(t.rank <= runtime.MAX_RANK for t in sig.results)
-            ):
-                # A C consumer keeps the descriptors; Python copies and frees after the call.
-                self._native_consumer = True
-                self._out_desc = [
-                    descriptor_type(t.rank).from_address(runtime.taken_address(lib, i))
-                    for i, t in enumerate(sig.results)
-                ]
-                address = runtime.symbol_address(lib, f"mlirpipe_consume_{len(sig.results)}")
-                register_consumer(CIFACE + abi.consume, address)
-            else:
-                self._consumer = self._make_consumer()
-                register_consumer(
-                    CIFACE + abi.consume, ctypes.cast(self._consumer, ctypes.c_void_p).value or 0
-                )
+            pointers = self._callback_pointers(abi.consume, register_consumer, runtime_lib)
         elif abi.abi is Abi.RETURNED:
-            fields = [(f"r{i}", type(d)) for i, d in enumerate(self._out_desc)]
-            self._ret = type("Results", (ctypes.Structure,), {"_fields_": fields})()
-            self._ret_ptr = ctypes.c_void_p(ctypes.addressof(self._ret))
-            # Views into the struct the callee fills (ctypes shares the memory).
-            self._out_desc = [getattr(self._ret, f"r{i}") for i in range(len(sig.results))]
-            pointers = [self._ret_ptr] + [
-                ctypes.c_void_p(ctypes.addressof(d)) for d in self._in_desc
-            ]
+            pointers = self._returned_pointers()
         else:
             pointers = [ctypes.c_void_p(ctypes.addressof(d)) for d in self._in_desc] + [
                 ctypes.c_void_p(ctypes.addressof(d)) for d in self._out_desc
@@ -273,6 +242,48 @@ class NativeFunction:
         self._packed_address = ctypes.addressof(self._packed)
         self._inputs: list[np.ndarray] = []
         self._outputs: list[np.ndarray | None] = [None] * len(sig.results)
+
+    def _callback_pointers(
+        self,
+        consume: str,
+        register_consumer: Callable[[str, int], None],
+        runtime_lib: ctypes.CDLL | None,
+    ) -> list[ctypes.c_void_p]:
+        """CALLBACK: unranked inputs; the results arrive through the registered consumer."""
+        sig = self.signature
+        self._unranked = [
+            UnrankedDescriptor(t.rank, ctypes.addressof(d))
+            for t, d in zip(sig.inputs, self._in_desc, strict=True)
+        ]
+        lib = runtime_lib
+        if (
+            lib is not None
+            and 0 < len(sig.results) <= runtime.MAX_RESULTS
+            and all(t.rank <= runtime.MAX_RANK for t in sig.results)
+        ):
+            # A C consumer keeps the descriptors; Python copies and frees after the call.
+            self._native_consumer = True
+            self._out_desc = [
+                descriptor_type(t.rank).from_address(runtime.taken_address(lib, i))
+                for i, t in enumerate(sig.results)
+            ]
+            address = runtime.symbol_address(lib, f"mlirpipe_consume_{len(sig.results)}")
+            register_consumer(CIFACE + consume, address)
+        else:
+            self._consumer = self._make_consumer()
+            register_consumer(
+                CIFACE + consume, ctypes.cast(self._consumer, ctypes.c_void_p).value or 0
+            )
+        return [ctypes.c_void_p(ctypes.addressof(u)) for u in self._unranked]
+
+    def _returned_pointers(self) -> list[ctypes.c_void_p]:
+        """RETURNED: a struct of result descriptors the callee fills, then the inputs."""
+        fields = [(f"r{i}", type(d)) for i, d in enumerate(self._out_desc)]
+        self._ret = type("Results", (ctypes.Structure,), {"_fields_": fields})()
+        self._ret_ptr = ctypes.c_void_p(ctypes.addressof(self._ret))
+        # Views into the struct the callee fills (ctypes shares the memory).
+        self._out_desc = [getattr(self._ret, f"r{i}") for i in range(len(self.signature.results))]
+        return [self._ret_ptr] + [ctypes.c_void_p(ctypes.addressof(d)) for d in self._in_desc]
 
     # The callback is created once per compiled function: per call it copies and frees.
     def _make_consumer(self) -> object:
