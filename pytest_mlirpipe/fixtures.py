@@ -230,20 +230,20 @@ class MlirpipeFixture:
         __tracebackhide__ = True
         if options.get("name") is None:
             options["name"] = self._nodeid.split("::")[-1]
-        return _or_fail(self.checker.check, model, *inputs, **options)
+        return _or_fail(lambda: self.checker.check(model, *inputs, **options))
 
     def compile(self, model: Any, *inputs: Any, **options: Any) -> CompiledModel:
         """`ModelChecker.compile` (same options): the model compiled through `pipeline`, a
         callable taking arrays or tensors."""
         __tracebackhide__ = True
-        return _or_fail(self.checker.compile, model, *inputs, **options)
+        return _or_fail(lambda: self.checker.compile(model, *inputs, **options))
 
 
-def _or_fail(step: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """`step(...)`, or the test failed with the report of our own error (no traceback)."""
+def _or_fail(step: Callable[[], T]) -> T:
+    """`step()`, or the test failed with the report of our own error (no traceback)."""
     __tracebackhide__ = True
     try:
-        return step(*args, **kwargs)
+        return step()
     except MlirpipeError as exc:
         failure = exc.format()
     pytest.fail(failure, pytrace=False)  # outside the except block: no chained traceback

@@ -1,1 +1,1 @@
-"""Execution side: PyTorch and ONNX front ends to MLIR; torch is imported only when used."""
+"""Execution side: models -> front end -> MLIR -> pipeline -> native code -> compared and timed."""

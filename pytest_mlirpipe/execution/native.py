@@ -1,4 +1,4 @@
-"""LLVM-dialect modules to native callables (JIT or shared library), and numpy marshalling."""
+"""The native callable: a lowered entry point's ABI, numpy marshalling, and the JIT."""
 
 from __future__ import annotations
 
