@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from . import PassBody, register
+from .registry import PassBody, register
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 _GEMM = {"f32": ("cblas_sgemm", 4), "f64": ("cblas_dgemm", 8)}
