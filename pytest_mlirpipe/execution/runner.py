@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import MlirpipeError, Problem, StageFailure, UsageError
 from ..model import IRLevel, Pipeline
+from .blas_library import blas_pass_options
 from .compare import Comparison, as_numpy, flatten_results
 from .signature import EntrySignature, entry_signature
 
@@ -137,7 +138,8 @@ def import_model(model: Any, inputs: Sequence[Any], pipeline: Pipeline) -> Impor
 def _run_text(text: str, pipeline_text: str, name: str) -> str:
     from ..lowering.stages import run_pass_pipeline
 
-    return run_pass_pipeline(text, pipeline_text, source_name=name).final_ir
+    options = blas_pass_options()
+    return run_pass_pipeline(text, pipeline_text, source_name=name, pass_options=options).final_ir
 
 
 def lower(imported: Imported, pipeline: Pipeline, source_name: str) -> Lowered:
@@ -146,7 +148,10 @@ def lower(imported: Imported, pipeline: Pipeline, source_name: str) -> Lowered:
     from .native import check_llvm_only
 
     require_llvm_output(pipeline)
-    run = run_stages(imported.text, pipeline, source_name=source_name, capture=False)
+    options = blas_pass_options()
+    run = run_stages(
+        imported.text, pipeline, source_name=source_name, capture=False, pass_options=options
+    )
     text = run.final_ir
     check_llvm_only(text, pipeline.name)
     return Lowered(text, pipeline.name, tuple((s.stage, s.seconds) for s in run.snapshots))
