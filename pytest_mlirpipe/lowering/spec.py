@@ -73,31 +73,11 @@ class _Locator:
 
 
 def _read_file(path: Path) -> tuple[_RawPipeline | None, list[Problem]]:
-    try:
-        raw_bytes = path.read_bytes()
-    except OSError as exc:
-        return None, [Problem(f"cannot read pipeline file: {exc.strerror}", Location(str(path)))]
-    try:
-        text = raw_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, [
-            Problem(
-                f"pipeline file is not UTF-8 (bad byte at offset {exc.start})",
-                Location(str(path)),
-                "save the file as UTF-8",
-            )
-        ]
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        loc = Location(str(path), int(m.group(1)), int(m.group(2))) if m else Location(str(path))
-        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        return None, [
-            Problem(f"malformed TOML: {msg}", loc, "see pipelines/refbackend.toml for the format")
-        ]
-    loc = _Locator(path, text)
-    problems: list[Problem] = []
+    """The file's pipeline, not yet checked beyond its tables and keys (their problems travel
+    with it); or None and the problems that stop it being read at all."""
+    text, data, problems = _parse_toml(path)
+    if data is None:
+        return None, problems
     head = data.get("pipeline")
     if not isinstance(head, dict):
         return None, [
@@ -107,7 +87,51 @@ def _read_file(path: Path) -> tuple[_RawPipeline | None, list[Problem]]:
                 'start the file with [pipeline] and name = "..."',
             )
         ]
+    loc = _Locator(path, text)
     head_line = (loc.table_lines("[pipeline]") or [1])[0]
+    problems = _unknown_tables_and_keys(data, head, loc, head_line)
+    stages = _raw_stages(data, loc, head_line, problems)
+    name = head.get("name", path.stem)
+    pipe = _RawPipeline(str(name), head, stages, path, text, Location(str(path), head_line))
+    pipe.problems = problems
+    return pipe, []
+
+
+def _parse_toml(path: Path) -> tuple[str, dict | None, list[Problem]]:
+    """(text, data, []) of a readable UTF-8 TOML file, else ("", None, [the problem])."""
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        return (
+            "",
+            None,
+            [Problem(f"cannot read pipeline file: {exc.strerror}", Location(str(path)))],
+        )
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = Problem(
+            f"pipeline file is not UTF-8 (bad byte at offset {exc.start})",
+            Location(str(path)),
+            "save the file as UTF-8",
+        )
+        return "", None, [problem]
+    try:
+        return text, tomllib.loads(text), []
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        loc = Location(str(path), int(m.group(1)), int(m.group(2))) if m else Location(str(path))
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        problem = Problem(
+            f"malformed TOML: {msg}", loc, "see pipelines/refbackend.toml for the format"
+        )
+        return text, None, [problem]
+
+
+def _unknown_tables_and_keys(
+    data: dict, head: dict, loc: _Locator, head_line: int
+) -> list[Problem]:
+    problems = []
     for key in data:
         if key not in ("pipeline", "stage"):
             problems.append(
@@ -117,7 +141,6 @@ def _read_file(path: Path) -> tuple[_RawPipeline | None, list[Problem]]:
                     "a pipeline file holds [pipeline] and [[stage]] tables only",
                 )
             )
-    name = head.get("name", path.stem)
     for key in head:
         if key not in _PIPELINE_KEYS:
             problems.append(
@@ -128,6 +151,11 @@ def _read_file(path: Path) -> tuple[_RawPipeline | None, list[Problem]]:
                     or f"known keys: {', '.join(sorted(_PIPELINE_KEYS))}",
                 )
             )
+    return problems
+
+
+def _raw_stages(data: dict, loc: _Locator, head_line: int, problems: list[Problem]) -> list:
+    """The [[stage]] tables, each with the lines it spans."""
     raw_stages = data.get("stage", [])
     if not isinstance(raw_stages, list) or not all(isinstance(s, dict) for s in raw_stages):
         problems.append(Problem("'stage' must be [[stage]] tables", loc.find("stage")))
@@ -137,27 +165,17 @@ def _read_file(path: Path) -> tuple[_RawPipeline | None, list[Problem]]:
     for i, st in enumerate(raw_stages):
         start = starts[i] if i < len(starts) else head_line
         end = starts[i + 1] - 1 if i + 1 < len(starts) else len(loc.lines)
-        stages.append(_RawStage(st, Location(str(path), start), (start, end)))
-    pipe = _RawPipeline(str(name), head, stages, path, text, Location(str(path), head_line))
-    pipe.problems = problems
-    return pipe, []
+        stages.append(_RawStage(st, Location(loc.path, start), (start, end)))
+    return stages
 
 
 def _check_stage(
     raw: _RawStage, loc: _Locator, extending: bool, problems: list[Problem]
 ) -> Stage | None:
+    """The stage of a [[stage]] table, or None; adds every problem found to `problems`."""
     start, end = raw.line_range
     data = raw.data
-    for key in data:
-        if key not in _STAGE_KEYS:
-            problems.append(
-                Problem(
-                    f"unknown key '{key}' in [[stage]]",
-                    loc.key(key, start, end),
-                    did_you_mean(key, _STAGE_KEYS)
-                    or f"known keys: {', '.join(sorted(_STAGE_KEYS))}",
-                )
-            )
+    _check_stage_keys(data, loc, start, end, problems)
     name = data.get("name")
     if not isinstance(name, str) or not name:
         problems.append(
@@ -173,17 +191,61 @@ def _check_stage(
             )
         )
     if not extending:
-        for key in ("after", "before", "replaces"):
-            if key in data:
-                problems.append(
-                    Problem(
-                        f"stage '{name}' uses '{key}', which only a pipeline that `extends` "
-                        "another may use",
-                        loc.key(key, start, end),
-                        "list the stages in order instead",
-                    )
+        _check_no_placement(data, name, loc, start, end, problems)
+    passes = _stage_passes(raw, name, loc, problems)
+    if passes is None:
+        return None
+    reason = data.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        problems.append(
+            Problem(
+                f"stage '{name}' has no reason",
+                raw.location,
+                'add reason = "one line saying why the stage is there"',
+            )
+        )
+        reason = ""
+    if not passes:
+        return None
+    return Stage(name, passes, reason.strip(), loc.key("name", start, end))
+
+
+def _check_stage_keys(data: dict, loc: _Locator, start: int, end: int, problems: list) -> None:
+    for key in data:
+        if key not in _STAGE_KEYS:
+            problems.append(
+                Problem(
+                    f"unknown key '{key}' in [[stage]]",
+                    loc.key(key, start, end),
+                    did_you_mean(key, _STAGE_KEYS)
+                    or f"known keys: {', '.join(sorted(_STAGE_KEYS))}",
                 )
-    passes = data.get("passes")
+            )
+
+
+def _check_no_placement(
+    data: dict, name: str, loc: _Locator, start: int, end: int, problems: list
+) -> None:
+    """after/before/replaces place a stage among its parent's: only for an extending pipeline."""
+    for key in ("after", "before", "replaces"):
+        if key in data:
+            problems.append(
+                Problem(
+                    f"stage '{name}' uses '{key}', which only a pipeline that `extends` "
+                    "another may use",
+                    loc.key(key, start, end),
+                    "list the stages in order instead",
+                )
+            )
+
+
+def _stage_passes(
+    raw: _RawStage, name: str, loc: _Locator, problems: list[Problem]
+) -> tuple[str, ...] | None:
+    """The stage's pass fragments, stripped: None when it has none, () when one is malformed
+    (its reason is still checked then)."""
+    start, end = raw.line_range
+    passes = raw.data.get("passes")
     if isinstance(passes, str):
         passes = [passes]
     if (
@@ -194,7 +256,7 @@ def _check_stage(
         problems.append(
             Problem(
                 f"stage '{name}' has no passes",
-                loc.key("passes", start, end) if "passes" in data else raw.location,
+                loc.key("passes", start, end) if "passes" in raw.data else raw.location,
                 'give passes = ["pass-a", "func.func(pass-b)"]',
             )
         )
@@ -215,21 +277,7 @@ def _check_stage(
                 )
             )
             ok = False
-    reason = data.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        problems.append(
-            Problem(
-                f"stage '{name}' has no reason",
-                raw.location,
-                'add reason = "one line saying why the stage is there"',
-            )
-        )
-        reason = ""
-    if not ok:
-        return None
-    return Stage(
-        name, tuple(p.strip() for p in passes), reason.strip(), loc.key("name", start, end)
-    )
+    return tuple(p.strip() for p in passes) if ok else ()
 
 
 class PipelineCatalog:
@@ -335,62 +383,101 @@ def _resolve(
     problems: list[Problem],
     chain: tuple[str, ...],
 ) -> Pipeline | None:
+    """The pipeline `name` with `extends` applied (its parent resolved first), or None; its
+    problems go to `problems`. `chain` holds the pipelines extending it, to see a cycle."""
     if name in resolved:
         return resolved[name]
     raw = raws[name]
     if name in chain:
-        members = list(chain[chain.index(name) :])
-        first = members.index(min(members))
-        members = members[first:] + members[:first]
-        cycle = " -> ".join((*members, members[0]))
-        problems.append(
-            Problem(
-                f"pipelines extend each other in a cycle: {cycle}",
-                raws[members[0]].location,
-                "remove one of the `extends` keys",
-            )
-        )
+        problems.append(_cycle_problem(chain[chain.index(name) :], raws))
         return None
     loc = _Locator(raw.path, raw.text)
-    head = raw.data
-    head_line = raw.location.line
-    for key, valid in (("name", _KEBAB.match(str(raw.name))),):
-        if not valid:
-            problems.append(
-                Problem(
-                    f"pipeline name '{raw.name}' is not kebab-case",
-                    loc.key(key, head_line),
-                    "use lower-case words joined by '-'",
-                )
+    if not _KEBAB.match(str(raw.name)):
+        problems.append(
+            Problem(
+                f"pipeline name '{raw.name}' is not kebab-case",
+                loc.key("name", raw.location.line),
+                "use lower-case words joined by '-'",
             )
+        )
     parent: Pipeline | None = None
-    parent_name = head.get("extends")
+    parent_name = raw.data.get("extends")
     if parent_name is not None:
-        if parent_name not in raws:
-            problems.append(
-                Problem(
-                    f"pipeline '{name}' extends unknown pipeline '{parent_name}'",
-                    loc.key("extends", head_line),
-                    did_you_mean(str(parent_name), raws)
-                    or f"known pipelines: {', '.join(sorted(raws))}",
-                )
-            )
-        else:
-            parent = _resolve(parent_name, raws, resolved, problems, (*chain, name))
+        parent = _parent(raw, parent_name, raws, resolved, problems, chain)
         if parent is None:
             for rs in raw.stages:  # still report every problem of the stages themselves
                 rs.checked = _check_stage(rs, loc, True, problems)
             return None
+    levels = _levels(raw, parent, loc, problems)
+    stages = _stages(raw, parent, loc, problems)
+    stages = _remove_stages(raw, parent, stages, loc, problems)
+    if not stages:
+        problems.append(
+            Problem(f"pipeline '{name}' has no stages", raw.location, "add [[stage]] tables")
+        )
+    if len(levels) != 2 or not stages:
+        return None
+    pipe = Pipeline(
+        name=name,
+        description=str(raw.data.get("description", parent.description if parent else "")),
+        input=levels["input"],
+        output=levels["output"],
+        stages=tuple(stages),
+        location=raw.location,
+        extends=parent_name,
+    )
+    resolved[name] = pipe
+    return pipe
+
+
+def _cycle_problem(members: Sequence[str], raws: dict[str, _RawPipeline]) -> Problem:
+    """The cycle of `extends` through `members`, told from its alphabetically first member."""
+    members = list(members)
+    first = members.index(min(members))
+    members = members[first:] + members[:first]
+    cycle = " -> ".join((*members, members[0]))
+    return Problem(
+        f"pipelines extend each other in a cycle: {cycle}",
+        raws[members[0]].location,
+        "remove one of the `extends` keys",
+    )
+
+
+def _parent(
+    raw: _RawPipeline,
+    parent_name: str,
+    raws: dict[str, _RawPipeline],
+    resolved: dict[str, Pipeline],
+    problems: list[Problem],
+    chain: tuple[str, ...],
+) -> Pipeline | None:
+    if parent_name not in raws:
+        problems.append(
+            Problem(
+                f"pipeline '{raw.name}' extends unknown pipeline '{parent_name}'",
+                _Locator(raw.path, raw.text).key("extends", raw.location.line),
+                did_you_mean(str(parent_name), raws)
+                or f"known pipelines: {', '.join(sorted(raws))}",
+            )
+        )
+        return None
+    return _resolve(parent_name, raws, resolved, problems, (*chain, raw.name))
+
+
+def _levels(
+    raw: _RawPipeline, parent: Pipeline | None, loc: _Locator, problems: list[Problem]
+) -> dict[str, IRLevel]:
+    """The input and output IR levels that are given or inherited (missing ones are problems)."""
     levels: dict[str, IRLevel] = {}
     for key in ("input", "output"):
-        value = head.get(key)
+        value = raw.data.get(key)
         if value is None:
             if parent is not None:
                 levels[key] = getattr(parent, key)
                 continue
             problems.append(
                 Problem(
-                    f"pipeline '{name}' does not say its {key} IR level",
+                    f"pipeline '{raw.name}' does not say its {key} IR level",
                     raw.location,
                     f'add {key} = "..." with one of: {", ".join(_LEVELS)}',
                 )
@@ -402,19 +489,25 @@ def _resolve(
             problems.append(
                 Problem(
                     f"unknown {key} IR level {value!r}",
-                    loc.key(key, head_line),
+                    loc.key(key, raw.location.line),
                     f"use one of: {', '.join(_LEVELS)}",
                 )
             )
+    return levels
+
+
+def _stages(
+    raw: _RawPipeline, parent: Pipeline | None, loc: _Locator, problems: list[Problem]
+) -> list[Stage]:
+    """The parent's stages (if any) with the file's own placed among them, in order."""
     stages: list[Stage] = list(parent.stages) if parent else []
     for rs in raw.stages:
         st = rs.checked = _check_stage(rs, loc, parent is not None, problems)
         if st is None:
             continue
-        start, end = rs.line_range
-        names = [s.name for s in stages]
         anchor_keys = [k for k in ("after", "before", "replaces") if k in rs.data and parent]
         if len(anchor_keys) > 1:
+            start, end = rs.line_range
             problems.append(
                 Problem(
                     f"stage '{st.name}' gives more than one of after/before/replaces",
@@ -422,50 +515,74 @@ def _resolve(
                     "keep one",
                 )
             )
-            continue
-        if anchor_keys:
-            key = anchor_keys[0]
-            target = rs.data[key]
-            if target not in names:
-                problems.append(
-                    Problem(
-                        f"stage '{st.name}' "
-                        + ("replaces" if key == "replaces" else f"is placed {key}")
-                        + f" unknown stage '{target}'",
-                        loc.key(key, start, end),
-                        did_you_mean(str(target), names)
-                        or f"stages of '{parent_name}': {', '.join(names)}",
-                    )
-                )
-                continue
-            idx = names.index(target)
-            if key == "replaces":
-                stages[idx] = st
-                continue
-            if st.name in names:
-                problems.append(
-                    Problem(
-                        f"stage '{st.name}' already exists in '{parent_name}'",
-                        st.location,
-                        f'to change it, write replaces = "{st.name}"',
-                    )
-                )
-                continue
-            stages.insert(idx + 1 if key == "after" else idx, st)
-            continue
-        if st.name in names:
+        elif anchor_keys:
+            _place_stage(st, rs, anchor_keys[0], stages, raw, loc, problems)
+        elif st.name in [s.name for s in stages]:
             problems.append(
                 Problem(
-                    f"stage '{st.name}' is defined twice in pipeline '{name}'",
+                    f"stage '{st.name}' is defined twice in pipeline '{raw.name}'",
                     st.location,
                     "stage names must be unique within a pipeline",
                 )
             )
-            continue
-        stages.append(st)
-    remove = head.get("remove", [])
+        else:
+            stages.append(st)
+    return stages
+
+
+def _place_stage(
+    st: Stage,
+    rs: _RawStage,
+    key: str,
+    stages: list[Stage],
+    raw: _RawPipeline,
+    loc: _Locator,
+    problems: list[Problem],
+) -> None:
+    """Put `st` after, before or in place of the parent's stage its `key` names."""
+    start, end = rs.line_range
+    names = [s.name for s in stages]
+    target = rs.data[key]
+    parent_name = raw.data.get("extends")
+    if target not in names:
+        problems.append(
+            Problem(
+                f"stage '{st.name}' "
+                + ("replaces" if key == "replaces" else f"is placed {key}")
+                + f" unknown stage '{target}'",
+                loc.key(key, start, end),
+                did_you_mean(str(target), names)
+                or f"stages of '{parent_name}': {', '.join(names)}",
+            )
+        )
+        return
+    idx = names.index(target)
+    if key == "replaces":
+        stages[idx] = st
+    elif st.name in names:
+        problems.append(
+            Problem(
+                f"stage '{st.name}' already exists in '{parent_name}'",
+                st.location,
+                f'to change it, write replaces = "{st.name}"',
+            )
+        )
+    else:
+        stages.insert(idx + 1 if key == "after" else idx, st)
+
+
+def _remove_stages(
+    raw: _RawPipeline,
+    parent: Pipeline | None,
+    stages: list[Stage],
+    loc: _Locator,
+    problems: list[Problem],
+) -> list[Stage]:
+    """`stages` without those the file's `remove` names (only an extending pipeline may)."""
+    remove = raw.data.get("remove", [])
     if isinstance(remove, str):
         remove = [remove]
+    head_line = raw.location.line
     if remove and parent is None:
         problems.append(
             Problem(
@@ -480,30 +597,14 @@ def _resolve(
             if target not in names:
                 problems.append(
                     Problem(
-                        f"pipeline '{name}' removes unknown stage '{target}'",
+                        f"pipeline '{raw.name}' removes unknown stage '{target}'",
                         loc.find(f'"{target}"', head_line),
                         did_you_mean(str(target), names) or f"stages: {', '.join(names)}",
                     )
                 )
                 continue
             stages = [s for s in stages if s.name != target]
-    if not stages:
-        problems.append(
-            Problem(f"pipeline '{name}' has no stages", raw.location, "add [[stage]] tables")
-        )
-    if len(levels) != 2 or not stages:
-        return None
-    pipe = Pipeline(
-        name=name,
-        description=str(head.get("description", parent.description if parent else "")),
-        input=levels["input"],
-        output=levels["output"],
-        stages=tuple(stages),
-        location=raw.location,
-        extends=parent_name,
-    )
-    resolved[name] = pipe
-    return pipe
+    return stages
 
 
 def _check_pass_names(
