@@ -389,14 +389,16 @@ def test_a_stage_failure_outside_a_named_pipeline_names_only_the_stage():
     )
 
 
-def test_a_cache_that_cannot_be_written_costs_only_a_note(tmp_path, capsys):
-    from pytest_mlirpipe.mlir_env import _write_atomic
+def test_a_cache_that_cannot_be_written_is_skipped_quietly_and_says_why(tmp_path, capsys):
+    from pytest_mlirpipe.mlir_env import _write_cache
 
     (tmp_path / "file").write_text("")
     target = tmp_path / "file" / "passes.txt"
 
-    _write_atomic(target, "cse\n")
+    reason = _write_cache(target, "cse\n")
 
-    err = capsys.readouterr().err
-    assert err.startswith(f"mlirpipe: note: cannot write cache {target}: ")
-    assert "File exists" in err
+    assert capsys.readouterr() == ("", "")  # the lowering layer never prints
+    assert reason.startswith(f"cannot write cache {target}: ")
+    assert "File exists" in reason
+    assert _write_cache(tmp_path / "cache" / "passes.txt", "cse\n") is None
+    assert (tmp_path / "cache" / "passes.txt").read_text() == "cse\n"

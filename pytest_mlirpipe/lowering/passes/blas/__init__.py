@@ -63,7 +63,9 @@ def _flag(text: str) -> bool:
 
 
 def _remark(op, message: str) -> None:
-    """The `debug` option's output, like MLIR's `-debug`: straight to the process's stderr."""
+    """The `debug` option's output: straight to the process's stderr, as MLIR's `-debug` writes
+    (the one write to a stream in the lowering layer, asked for by the option; the bindings
+    cannot emit a remark diagnostic, only an error)."""
     from ....mlir_env import location_of
 
     loc = location_of(op.location)
