@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 
 from ..model import Pipeline, Snapshot
 
+# Scoped, not global state: `prefix_cache()` sets it for one file's RUN lines and resets it on
+# exit; the tools those lines call in-process (mlirpipe-opt) reach the stage runner with no
+# argument to pass a cache through, so the runner looks here.
 _ACTIVE: contextvars.ContextVar[PrefixCache | None] = contextvars.ContextVar(
     "mlirpipe_prefix_cache", default=None
 )
