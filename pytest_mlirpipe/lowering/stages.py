@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..contain import note
@@ -213,12 +213,17 @@ class _Job:
     verify_each: bool
     pass_options: PassOptions
     capture: bool
+    # Option defaults each selected stage takes, by index: read once per run.
+    defaults_taken: dict[int, tuple] = field(default_factory=dict)
 
     def key(self, n: int) -> tuple:
         """The prefix-cache key of the module after the first `n` selected stages."""
         first = self.pipeline.stage_index(self.stages[0].name)
         names = [s.name for s in self.stages[:n]]
-        defaults = tuple(d for s in self.stages[:n] for d in _defaults_used(s, self.pass_options))
+        for i in range(n):
+            if i not in self.defaults_taken:
+                self.defaults_taken[i] = _defaults_used(self.stages[i], self.pass_options)
+        defaults = tuple(d for i in range(n) for d in self.defaults_taken[i])
         return prefix_key(
             self.source, self.source_name, self.pipeline, first, names, self.verify_each, defaults
         )
