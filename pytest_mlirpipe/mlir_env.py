@@ -7,6 +7,7 @@ import os
 import re
 from pathlib import Path
 
+from .atomic import write_atomic
 from .errors import IRParseError, MlirpipeError, Problem
 from .model import Diagnostic, Location
 
@@ -143,8 +144,6 @@ def registered_pass_names() -> tuple[str, ...]:
 
 def _write_cache(path: Path, text: str) -> str | None:
     """Write a cache file; None, or why it cannot be written (for a caller that wants to say)."""
-    from .atomic import write_atomic
-
     try:
         write_atomic(path, text, make_parents=True)
     except OSError as exc:

@@ -10,7 +10,15 @@ from types import MappingProxyType
 
 from ..contain import note
 from ..errors import PipelineSpecError, Problem, StageFailure, UsageError, did_you_mean
-from ..mlir_env import diagnostics_of, ir, new_context, parse_module, passmanager, print_ir
+from ..mlir_env import (
+    diagnostics_of,
+    ir,
+    new_context,
+    parse_module,
+    passmanager,
+    print_ir,
+    to_diagnostic,
+)
 from ..model import Diagnostic, IRLevel, LazyText, Location, Pipeline, Snapshot, Stage
 from . import passes as python_passes
 from . import prefix_cache
@@ -365,8 +373,6 @@ def run_pass_pipeline(
 
 
 def _collector(out: list[Diagnostic], source_name: str):
-    from ..mlir_env import to_diagnostic
-
     def handle(diag) -> bool:
         d = to_diagnostic(diag, source_name)
         if d.severity == "error":
