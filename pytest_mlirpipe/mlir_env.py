@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 import os
 import re
-import sys
 from pathlib import Path
 
+from .atomic import write_atomic
 from .errors import IRParseError, MlirpipeError, Problem
 from .model import Diagnostic, Location
 
@@ -138,14 +138,14 @@ def registered_pass_names() -> tuple[str, ...]:
             candidates.update("-".join(parts[i:]) for i in range(len(parts)))
     names = tuple(sorted(c for c in candidates if c and is_registered_pass(c)))
     is_registered_pass.cache_clear()
-    _write_atomic(cache, "\n".join(names) + "\n")
+    _write_cache(cache, "\n".join(names) + "\n")  # a read-only home only costs the cache
     return names
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    from .atomic import write_atomic
-
+def _write_cache(path: Path, text: str) -> str | None:
+    """Write a cache file; None, or why it cannot be written (for a caller that wants to say)."""
     try:
         write_atomic(path, text, make_parents=True)
-    except OSError as exc:  # a read-only home only costs the cache
-        print(f"mlirpipe: note: cannot write cache {path}: {exc}", file=sys.stderr)
+    except OSError as exc:
+        return f"cannot write cache {path}: {exc}"
+    return None

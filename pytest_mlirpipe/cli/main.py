@@ -189,6 +189,7 @@ def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
 
 
 def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_stages
 
     text, name = read_input(args.input, stdin)
@@ -200,6 +201,7 @@ def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
         start_after=args.start_after,
         stop_after=args.stop_after,
         capture=True,
+        pass_options=blas_pass_options(),
     )
     previous, previous_name = (_printed(text, name), "input") if args.diff else ("", "")
     total = len(pipeline.stages)

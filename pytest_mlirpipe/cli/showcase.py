@@ -24,6 +24,7 @@ def showcase(paths: list[Path], stdout: TextIO) -> int:
     """For each RUN/CHECK file: its pipeline stage by stage (time, ops per dialect), then lit's
     verdict on its checks. Returns the number of files whose checks failed."""
     from ..errors import MlirpipeError
+    from ..execution.blas_library import blas_pass_options
     from ..filetests.lit_runner import LitSession
     from ..lowering.catalog import catalog_for
     from ..lowering.stages import run_stages
@@ -62,6 +63,7 @@ def showcase(paths: list[Path], stdout: TextIO) -> int:
                 pipeline,
                 source_name=str(path),
                 start_after=start_after.group(1) if start_after else None,
+                pass_options=blas_pass_options(),
             )
         except MlirpipeError as exc:
             stdout.write(exc.format() + "\n")

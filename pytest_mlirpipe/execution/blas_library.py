@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,29 @@ def symbol_prefix(prefix: str | None = None, library: str | os.PathLike | None =
             )
         )
     return prefix
+
+
+def blas_pass_options() -> dict[str, Mapping[str, str]]:
+    """The stage runner's `pass_options` for the BLAS pass: its `prefix` defaults to
+    `symbol_prefix()`, read when a pipeline builds the pass (so only a BLAS pipeline reads it)."""
+    from ..lowering.passes.blas import PASS_NAME
+
+    return {PASS_NAME: _PrefixDefault()}
+
+
+class _PrefixDefault(Mapping[str, str]):
+    """{"prefix": symbol_prefix()}, computed on each lookup of the value."""
+
+    def __getitem__(self, key: str) -> str:
+        if key != "prefix":
+            raise KeyError(key)
+        return symbol_prefix()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("prefix",))
+
+    def __len__(self) -> int:
+        return 1
 
 
 def find_blas_library(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..errors import MlirpipeError, Problem, UsageError
 from ..model import IRLevel, Pipeline
-from .blas_library import BlasLibraryError, find_blas_library, symbol_prefix
+from .blas_library import BlasLibraryError, blas_pass_options, find_blas_library, symbol_prefix
 from .cache import ArtifactCache, cache_key
 from .frontends import ImportedModel
 
@@ -53,7 +53,13 @@ def lower_model(
     from ..lowering.stages import run_stages
 
     require_llvm_output(pipeline)
-    run = run_stages(imported.text, pipeline, source_name=source_name, capture=False)
+    run = run_stages(
+        imported.text,
+        pipeline,
+        source_name=source_name,
+        capture=False,
+        pass_options=blas_pass_options(),
+    )
     check_llvm_only(run.final_ir, pipeline.name)
     cache.write_text(key, LOWERED_FILE, run.final_ir)
     stage_seconds = tuple((s.stage, s.seconds) for s in run.snapshots)

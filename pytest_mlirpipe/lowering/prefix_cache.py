@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 
 from ..model import Pipeline, Snapshot
 
+# Scoped, not global state: `prefix_cache()` sets it for one file's RUN lines and resets it on
+# exit; the tools those lines call in-process (mlirpipe-opt) reach the stage runner with no
+# argument to pass a cache through, so the runner looks here.
 _ACTIVE: contextvars.ContextVar[PrefixCache | None] = contextvars.ContextVar(
     "mlirpipe_prefix_cache", default=None
 )
@@ -25,7 +28,8 @@ class CachedPrefix:
 
 @dataclass(slots=True)
 class PrefixCache:
-    """Modules after each stage prefix, keyed by input text, pipeline content and options.
+    """Modules after each stage prefix, keyed by input text, pipeline content and options
+    (the run's and the pass-option defaults it gave).
 
     Several RUN lines of one file typically lower the same input through growing prefixes of
     one pipeline (`--stop-after` each stage in turn); with the cache each stage runs once.
@@ -69,8 +73,13 @@ def prefix_key(
     first: int,
     stages: Sequence[str],
     verify_each: bool,
+    option_defaults: tuple = (),
 ) -> tuple:
-    """Key of the module after running `stages` (in order, starting at index `first`)."""
+    """Key of the module after running `stages` (in order, starting at index `first`).
+
+    `option_defaults` are the (pass, option, value) defaults those stages' passes took from the
+    caller rather than from the pipeline text (e.g. the BLAS symbol prefix): another prefix
+    must not find this module."""
     digest = hashlib.blake2b(source.encode(), digest_size=16).hexdigest()
     content = tuple((s.name, s.passes) for s in pipeline.stages)
-    return (digest, source_name, content, first, tuple(stages), verify_each)
+    return (digest, source_name, content, first, tuple(stages), verify_each, option_defaults)

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ..contain import note
 from ..errors import PipelineSpecError, Problem, StageFailure, UsageError, did_you_mean
-from ..mlir_env import diagnostics_of, ir, new_context, parse_module, passmanager, print_ir
-from ..model import Diagnostic, LazyText, Pipeline, Snapshot, Stage
+from ..mlir_env import (
+    diagnostics_of,
+    ir,
+    new_context,
+    parse_module,
+    passmanager,
+    print_ir,
+    to_diagnostic,
+)
+from ..model import Diagnostic, IRLevel, LazyText, Location, Pipeline, Snapshot, Stage
 from . import passes as python_passes
 from . import prefix_cache
-from .pipeline_text import Element, parse_options, parse_pipeline
+from .pipeline_text import Element, PipelineSyntaxError, parse_options, parse_pipeline
 from .prefix_cache import CachedPrefix, prefix_key
 
 
@@ -73,37 +82,31 @@ def _stage_elements(stage: Stage) -> list[Element]:
     return out
 
 
-def build_pass_manager(elements: Sequence[Element], context: ir.Context) -> passmanager.PassManager:
-    """A module-level pass manager for `elements`; Python-defined passes are added by object."""
+# Defaults for options of the project's Python passes, by pass name, used when the pipeline text
+# does not set them: `{"mlirpipe-matmul-to-blas": {"prefix": "scipy_"}}`. Values are read when
+# the pass is built (callers may compute them lazily).
+PassOptions = Mapping[str, Mapping[str, str]]
+_NO_OPTIONS: PassOptions = MappingProxyType({})
+
+
+def build_pass_manager(
+    elements: Sequence[Element], context: ir.Context, pass_options: PassOptions = _NO_OPTIONS
+) -> passmanager.PassManager:
+    """A module-level pass manager for `elements`; Python-defined passes are added by object,
+    their options from the text over those of `pass_options`."""
     with context:
         pm = passmanager.PassManager("builtin.module")
         pending: list[str] = []
         for el in elements:
             py = None if el.is_anchor else python_passes.get(el.name)
             if py is None:
-                for p, anchors in el.passes():
-                    if python_passes.get(p.name):
-                        raise UsageError(
-                            Problem(
-                                f"Python-defined pass '{p.name}' must run on the module, not "
-                                f"nested in {'('.join(anchors)}(...)",
-                                hint=f"move '{p.name}' to the top level of the pipeline",
-                            )
-                        )
+                _refuse_nested_python_pass(el)
                 pending.append(el.text)
                 continue
             if pending:
                 pm.add(",".join(pending))
                 pending = []
-            options = parse_options(el.options)
-            unknown = sorted(set(options) - set(py.options))
-            if unknown:
-                raise UsageError(
-                    Problem(
-                        f"pass '{py.argument}' has no option {', '.join(repr(u) for u in unknown)}",
-                        hint=f"its options: {', '.join(py.options) or '(none)'}",
-                    )
-                )
+            options = _python_pass_options(py, el, pass_options)
             pm.add(
                 py.factory(options),
                 name=py.argument,
@@ -113,6 +116,36 @@ def build_pass_manager(elements: Sequence[Element], context: ir.Context) -> pass
         if pending:
             pm.add(",".join(pending))
         return pm
+
+
+def _refuse_nested_python_pass(el: Element) -> None:
+    for p, anchors in el.passes():
+        if python_passes.get(p.name):
+            raise UsageError(
+                Problem(
+                    f"Python-defined pass '{p.name}' must run on the module, not "
+                    f"nested in {'('.join(anchors)}(...)",
+                    hint=f"move '{p.name}' to the top level of the pipeline",
+                )
+            )
+
+
+def _python_pass_options(
+    py: python_passes.PythonPass, el: Element, pass_options: PassOptions
+) -> dict[str, str]:
+    """The options of `el` (checked against the pass's), over the defaults given for it."""
+    options = parse_options(el.options)
+    unknown = sorted(set(options) - set(py.options))
+    if unknown:
+        raise UsageError(
+            Problem(
+                f"pass '{py.argument}' has no option {', '.join(repr(u) for u in unknown)}",
+                hint=f"its options: {', '.join(py.options) or '(none)'}",
+            )
+        )
+    defaults = pass_options.get(py.argument, {})
+    # A default is read only when the text does not set the option (it may be computed).
+    return {**{k: defaults[k] for k in defaults if k not in options}, **options}
 
 
 def _flat_passes(elements: Sequence[Element]) -> list[Element]:
@@ -142,6 +175,7 @@ def run_stages(
     verify_each: bool = True,
     context: ir.Context | None = None,
     before_stage: Callable[[Stage, ir.Module], None] | None = None,
+    pass_options: PassOptions = _NO_OPTIONS,
 ) -> StageRun:
     """Run the selected stages of `pipeline` on the MLIR text `source`.
 
@@ -149,87 +183,165 @@ def run_stages(
     module is kept (the cost of one uninterrupted run). A failing stage raises StageFailure
     naming the stage, the pass and the diagnostics (located in `source_name`).
     `before_stage(stage, module)` is called before each stage runs (not for cached ones).
+    `pass_options` gives defaults for options of the project's Python passes (see PassOptions).
     """
-    stages = select_stages(pipeline, start_after, stop_after)
+    stages = tuple(select_stages(pipeline, start_after, stop_after))
     cache = prefix_cache.active() if context is None else None
-    capture = capture or cache is not None  # a cached prefix must carry its snapshots
+    job = _Job(
+        source,
+        source_name,
+        pipeline,
+        stages,
+        verify_each,
+        pass_options,
+        capture or cache is not None,  # a cached prefix must carry its snapshots
+    )
     ctx = context or (cache.ensure_context() if cache is not None else new_context())
-    first = pipeline.stage_index(stages[0].name)
-    names = [s.name for s in stages]
-
-    def key(n: int) -> tuple:
-        return prefix_key(source, source_name, pipeline, first, names[:n], verify_each)
-
-    snapshots: list[Snapshot] = []
-    done, module = 0, None
-    if cache is not None:
-        for n in range(len(stages), 0, -1):
-            hit = cache.entries.get(key(n))
-            if hit is not None:
-                done, module = n, hit.module.clone()  # type: ignore[attr-defined]
-                snapshots = list(hit.snapshots)
-                cache.hits += 1
-                cache.stages_reused += n
-                break
+    done, module, snapshots = _cached_prefix(job, cache) if cache is not None else (0, None, [])
     if module is None:
         module = parse_module(source, source_name, ctx)
-    for i, stage in enumerate(stages):
-        if i < done:
-            continue
-        note(f"stage '{stage.name}' of pipeline '{pipeline.name}'")
+    for i in range(done, len(stages)):
+        note(f"stage '{stages[i].name}' of pipeline '{pipeline.name}'")
         if before_stage is not None:
-            before_stage(stage, module)
-        elements = _stage_elements(stage)
-        try:
-            pm = build_pass_manager(elements, ctx)
-        except ValueError as exc:  # MLIR rejects a pass's options or where it is nested
-            detail = "; ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
-            raise PipelineSpecError(
-                Problem(
-                    f"stage '{stage.name}' of pipeline '{pipeline.name}' cannot be built: {detail}",
-                    stage.location,
-                    "check the pass options and the op each pass is nested in "
-                    "(e.g. a module pass inside func.func(...))",
-                )
-            ) from None
-        pm.enable_verifier(verify_each)
-        collected: list[Diagnostic] = []
-        with ctx:
-            handler = ctx.attach_diagnostic_handler(_collector(collected, source_name))
-            t0 = time.perf_counter()
-            try:
-                pm.run(module.operation)
-            except ir.MLIRError as exc:
-                handler.detach()
-                diags = diagnostics_of(exc, source_name)
-                stage_input = _input_of(i, source, snapshots, stages, pipeline, source_name)
-                flat = _flat_passes(elements)
-                if len(flat) == 1:
-                    culprit = _pass_name(flat[0])
-                elif stage_input is not None:
-                    culprit = _find_failing_pass(stage_input, elements, source_name)
-                else:
-                    culprit = None
-                raise StageFailure(
-                    pipeline.name,
-                    stage.name,
-                    stage.passes,
-                    [*collected, *diags],
-                    f"pass '{culprit}' failed" if culprit else "one of its passes failed",
-                    stage_input=stage_input,
-                ) from None
-            seconds = time.perf_counter() - t0
-            handler.detach()
-        # A clone is cheap (resources are shared); printing it waits until someone reads it.
-        text = (
-            LazyText(render=functools.partial(print_ir, module.operation.clone()))
-            if capture
-            else LazyText()
-        )
-        snapshots.append(Snapshot(stage.name, stage.passes, seconds, tuple(collected), text))
+            before_stage(stages[i], module)
+        snapshots.append(_run_stage(job, i, module, ctx, snapshots))
         if cache is not None:
-            cache.entries[key(i + 1)] = CachedPrefix(module.operation.clone(), tuple(snapshots))
+            cache.entries[job.key(i + 1)] = CachedPrefix(module.operation.clone(), tuple(snapshots))
     return StageRun(tuple(snapshots), module, ctx)
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What one `run_stages` call runs: the input, the selected stages and how."""
+
+    source: str
+    source_name: str
+    pipeline: Pipeline
+    stages: tuple[Stage, ...]
+    verify_each: bool
+    pass_options: PassOptions
+    capture: bool
+    # Option defaults each selected stage takes, by index: read once per run.
+    defaults_taken: dict[int, tuple] = field(default_factory=dict)
+
+    def key(self, n: int) -> tuple:
+        """The prefix-cache key of the module after the first `n` selected stages."""
+        first = self.pipeline.stage_index(self.stages[0].name)
+        names = [s.name for s in self.stages[:n]]
+        for i in range(n):
+            if i not in self.defaults_taken:
+                self.defaults_taken[i] = _defaults_used(self.stages[i], self.pass_options)
+        defaults = tuple(d for i in range(n) for d in self.defaults_taken[i])
+        return prefix_key(
+            self.source, self.source_name, self.pipeline, first, names, self.verify_each, defaults
+        )
+
+
+def _defaults_used(stage: Stage, pass_options: PassOptions) -> tuple:
+    """(pass, option, value) of each default of `pass_options` the stage's passes take."""
+    if not pass_options:
+        return ()
+    try:
+        elements = _stage_elements(stage)
+    except PipelineSyntaxError:  # the stage fails to build when it runs; say it there
+        return ()
+    used = []
+    for el in elements:
+        defaults = {} if el.is_anchor else pass_options.get(el.name, {})
+        if defaults:
+            try:
+                explicit = parse_options(el.options)
+            except PipelineSyntaxError:
+                explicit = {}
+            used += [(el.name, k, defaults[k]) for k in defaults if k not in explicit]
+    return tuple(used)
+
+
+def _cached_prefix(job: _Job, cache: prefix_cache.PrefixCache) -> tuple:
+    """(stages done, a clone of the module after them, their snapshots) for the longest
+    prefix of the selected stages that is cached; (0, None, []) when none is."""
+    for n in range(len(job.stages), 0, -1):
+        hit = cache.entries.get(job.key(n))
+        if hit is not None:
+            cache.hits += 1
+            cache.stages_reused += n
+            return n, hit.module.clone(), list(hit.snapshots)  # type: ignore[attr-defined]
+    return 0, None, []
+
+
+def _run_stage(
+    job: _Job, i: int, module: ir.Module, ctx: ir.Context, snapshots: Sequence[Snapshot]
+) -> Snapshot:
+    """Run stage `i` of the job on `module`; raise StageFailure when one of its passes fails."""
+    stage = job.stages[i]
+    elements = _stage_elements(stage)
+    pm = _stage_pass_manager(job, stage, elements, ctx)
+    pm.enable_verifier(job.verify_each)
+    collected: list[Diagnostic] = []
+    with ctx:
+        handler = ctx.attach_diagnostic_handler(_collector(collected, job.source_name))
+        t0 = time.perf_counter()
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as exc:
+            handler.detach()
+            raise _stage_failure(job, i, elements, collected, exc, snapshots) from None
+        seconds = time.perf_counter() - t0
+        handler.detach()
+    # A clone is cheap (resources are shared); printing it waits until someone reads it.
+    text = (
+        LazyText(render=functools.partial(print_ir, module.operation.clone()))
+        if job.capture
+        else LazyText()
+    )
+    return Snapshot(stage.name, stage.passes, seconds, tuple(collected), text)
+
+
+def _stage_pass_manager(
+    job: _Job, stage: Stage, elements: Sequence[Element], ctx: ir.Context
+) -> passmanager.PassManager:
+    try:
+        return build_pass_manager(elements, ctx, job.pass_options)
+    except ValueError as exc:  # MLIR rejects a pass's options or where it is nested
+        detail = "; ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
+        raise PipelineSpecError(
+            Problem(
+                f"stage '{stage.name}' of pipeline '{job.pipeline.name}' cannot be built: {detail}",
+                stage.location,
+                "check the pass options and the op each pass is nested in "
+                "(e.g. a module pass inside func.func(...))",
+            )
+        ) from None
+
+
+def _stage_failure(
+    job: _Job,
+    i: int,
+    elements: Sequence[Element],
+    collected: list[Diagnostic],
+    exc: ir.MLIRError,
+    snapshots: Sequence[Snapshot],
+) -> StageFailure:
+    """The failure of stage `i`, naming the failing pass (found by re-running it pass by pass
+    from the stage's input when the stage has several)."""
+    stage = job.stages[i]
+    diags = diagnostics_of(exc, job.source_name)
+    stage_input = _input_of(i, job, snapshots)
+    flat = _flat_passes(elements)
+    if len(flat) == 1:
+        culprit = _pass_name(flat[0])
+    elif stage_input is not None:
+        culprit = _find_failing_pass(stage_input, elements, job.source_name, job.pass_options)
+    else:
+        culprit = None
+    return StageFailure(
+        job.pipeline.name,
+        stage.name,
+        stage.passes,
+        [*collected, *diags],
+        f"pass '{culprit}' failed" if culprit else "one of its passes failed",
+        stage_input=stage_input,
+    )
 
 
 def run_pass_pipeline(
@@ -239,16 +351,13 @@ def run_pass_pipeline(
     source_name: str = "<input>",
     verify_each: bool = True,
     before_stage: Callable[[Stage, ir.Module], None] | None = None,
+    pass_options: PassOptions = _NO_OPTIONS,
 ) -> StageRun:
     """Run an ad-hoc textual pass pipeline as a single stage named 'pass-pipeline'."""
-    from ..model import Location
-
     # Located at the option, not the input: a stage that cannot be built is the option's fault.
     stage = Stage(
         "pass-pipeline", (text,), "given on the command line", Location("--pass-pipeline")
     )
-    from ..model import IRLevel
-
     pipe = Pipeline(
         "--pass-pipeline", "", IRLevel.LINALG_ON_TENSORS, IRLevel.LLVM, (stage,), stage.location
     )
@@ -259,12 +368,11 @@ def run_pass_pipeline(
         capture=False,
         verify_each=verify_each,
         before_stage=before_stage,
+        pass_options=pass_options,
     )
 
 
 def _collector(out: list[Diagnostic], source_name: str):
-    from ..mlir_env import to_diagnostic
-
     def handle(diag) -> bool:
         d = to_diagnostic(diag, source_name)
         if d.severity == "error":
@@ -275,7 +383,9 @@ def _collector(out: list[Diagnostic], source_name: str):
     return handle
 
 
-def _find_failing_pass(before: str, elements: Sequence[Element], source_name: str) -> str | None:
+def _find_failing_pass(
+    before: str, elements: Sequence[Element], source_name: str, pass_options: PassOptions
+) -> str | None:
     """Re-run the stage pass by pass from its input to name the pass that fails."""
     ctx = new_context()
     try:
@@ -286,7 +396,7 @@ def _find_failing_pass(before: str, elements: Sequence[Element], source_name: st
         ctx.attach_diagnostic_handler(lambda d: True)
         for el in _flat_passes(elements):
             try:
-                build_pass_manager([el], ctx).run(module.operation)
+                build_pass_manager([el], ctx, pass_options).run(module.operation)
             except ir.MLIRError:
                 return _pass_name(el)
             except Exception:
@@ -299,27 +409,21 @@ def _pass_name(el: Element) -> str:
     return el.passes()[0][0].name
 
 
-def _input_of(
-    index: int,
-    source: str,
-    snapshots: Sequence[Snapshot],
-    stages: Sequence[Stage],
-    pipeline: Pipeline,
-    source_name: str,
-) -> str | None:
+def _input_of(index: int, job: _Job, snapshots: Sequence[Snapshot]) -> str | None:
     """The IR a stage started from (recomputed from the source when snapshots were not kept)."""
     if index == 0:
-        return source
+        return job.source
     if snapshots[index - 1].ir is not None:
         return snapshots[index - 1].ir
     try:
         prefix = run_stages(
-            source,
-            pipeline,
-            source_name=source_name,
-            start_after=pipeline.stage_before(stages[0].name),
-            stop_after=stages[index - 1].name,
+            job.source,
+            job.pipeline,
+            source_name=job.source_name,
+            start_after=job.pipeline.stage_before(job.stages[0].name),
+            stop_after=job.stages[index - 1].name,
             capture=False,
+            pass_options=job.pass_options,
         )
     except Exception:
         return None

@@ -194,6 +194,7 @@ def _crash_repro_hook(name: str, args, pipeline: Pipeline | None, chunk: int | N
 def _run_chunk(
     chunk: str, name: str, pipeline, args, stderr: TextIO, index: int | None = None
 ) -> str:
+    from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_pass_pipeline, run_stages
 
     before_stage = _crash_repro_hook(name, args, pipeline, index)
@@ -204,6 +205,7 @@ def _run_chunk(
             source_name=name,
             verify_each=not args.no_verify_each,
             before_stage=before_stage,
+            pass_options=blas_pass_options(),
         ).final_ir
     want_all = "all" in args.print_after
     capture = want_all or bool(args.print_after)
@@ -216,6 +218,7 @@ def _run_chunk(
         capture=capture,
         verify_each=not args.no_verify_each,
         before_stage=before_stage,
+        pass_options=blas_pass_options(),
     )
     for snap in run.snapshots:
         if want_all or snap.stage in args.print_after:

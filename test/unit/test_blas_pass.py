@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from pytest_mlirpipe.errors import PipelineSpecError
-from pytest_mlirpipe.lowering.stages import run_pass_pipeline, run_stages
+from pytest_mlirpipe.execution.blas_library import blas_pass_options
 from pytest_mlirpipe.lowering.catalog import catalog_for
+from pytest_mlirpipe.lowering.stages import run_pass_pipeline, run_stages
 
 pytest.importorskip("scipy_openblas32", reason="the numeric checks call OpenBLAS")
 
@@ -23,7 +24,9 @@ _NP_OF = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
 
 def _lower(source: str, pipeline: str) -> object:
     """Run a shipped pipeline to the llvm dialect; the StageRun keeps module and context."""
-    return run_stages(source, catalog_for([]).get(pipeline), capture=False)
+    return run_stages(
+        source, catalog_for([]).get(pipeline), capture=False, pass_options=blas_pass_options()
+    )
 
 
 def _execute(source: str, pipeline: str, inputs: list[np.ndarray], result: str) -> np.ndarray:
@@ -64,7 +67,13 @@ def _check_both(source: str, inputs: list[np.ndarray], expected: np.ndarray, res
 
 def _after_pass(source: str, stop: str = "matmul-to-blas") -> str:
     return (
-        run_stages(source, catalog_for([]).get("refbackend-blas"), stop_after=stop, capture=True)
+        run_stages(
+            source,
+            catalog_for([]).get("refbackend-blas"),
+            stop_after=stop,
+            capture=True,
+            pass_options=blas_pass_options(),
+        )
         .snapshots[-1]
         .ir
     )
@@ -443,7 +452,8 @@ def _pass(source: str, options: str = "") -> str:
         if options
         else ("builtin.module(mlirpipe-matmul-to-blas)")
     )
-    return run_pass_pipeline(source, text, source_name="k.mlir").final_ir
+    options = blas_pass_options()
+    return run_pass_pipeline(source, text, source_name="k.mlir", pass_options=options).final_ir
 
 
 def _parsed(source: str) -> str:
@@ -524,6 +534,46 @@ def test_prefix_option_names_the_symbols():
 def test_prefix_follows_the_environment(monkeypatch):
     monkeypatch.setenv("MLIRPIPE_BLAS_PREFIX", "my_")
     assert "llvm.call @my_cblas_sgemm(" in _pass(I32_MATMUL.replace("i32", "f32"))
+
+
+def test_without_a_prefix_from_its_caller_the_pass_calls_plain_cblas_names():
+    text = "builtin.module(mlirpipe-matmul-to-blas)"
+    ir = run_pass_pipeline(I32_MATMUL.replace("i32", "f32"), text).final_ir
+    assert "llvm.call @cblas_sgemm(" in ir
+
+
+def _opt(*argv: str) -> tuple[int, str, str]:
+    import io
+
+    from pytest_mlirpipe.tools import opt
+
+    out, err = io.StringIO(), io.StringIO()
+    status = opt.run(list(argv), io.StringIO(I32_MATMUL.replace("i32", "f32")), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_mlirpipe_opt_gives_the_pass_the_configured_library_prefix(monkeypatch):
+    monkeypatch.delenv("MLIRPIPE_BLAS_PREFIX", raising=False)
+    monkeypatch.delenv("MLIRPIPE_BLAS_LIBRARY", raising=False)
+    status, out, err = _opt("-", "--pass-pipeline", "builtin.module(mlirpipe-matmul-to-blas)")
+    assert (status, err) == (0, "")
+    assert "llvm.call @scipy_cblas_sgemm(" in out
+
+    monkeypatch.setenv("MLIRPIPE_BLAS_PREFIX", "my_")
+    status, out, err = _opt("-", "--pass-pipeline", "builtin.module(mlirpipe-matmul-to-blas)")
+    assert (status, err) == (0, "")
+    assert "llvm.call @my_cblas_sgemm(" in out
+
+
+def test_a_bad_prefix_in_the_environment_fails_only_pipelines_that_call_blas(monkeypatch):
+    monkeypatch.setenv("MLIRPIPE_BLAS_PREFIX", "my-blas")
+    assert _opt("-", "--pass-pipeline", "builtin.module(canonicalize)")[0] == 0
+    assert (
+        _opt("-", "--pass-pipeline", "builtin.module(mlirpipe-matmul-to-blas{prefix=a_})")[0] == 0
+    )
+    status, _, err = _opt("-", "--pass-pipeline", "builtin.module(mlirpipe-matmul-to-blas)")
+    assert status != 0
+    assert "error: BLAS symbol prefix 'my-blas' is not a C identifier prefix" in err
 
 
 def test_a_bad_debug_value_is_reported_with_the_accepted_ones():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from pytest_mlirpipe.errors import (
@@ -11,6 +13,7 @@ from pytest_mlirpipe.errors import (
     StageFailure,
     UsageError,
 )
+from pytest_mlirpipe.lowering.prefix_cache import prefix_cache
 from pytest_mlirpipe.lowering.stages import run_pass_pipeline, run_stages, select_stages
 from pytest_mlirpipe.mlir_env import ir
 from pytest_mlirpipe.model import IRLevel, Location, Pipeline, Stage
@@ -140,6 +143,63 @@ def test_a_pass_pipeline_runs_with_or_without_the_builtin_module_wrapper(mm_lina
     assert "linalg.generic" in bare.final_ir
     assert "linalg.matmul" not in bare.final_ir
     assert [s.stage for s in bare.snapshots] == ["pass-pipeline"]
+
+
+# --- option defaults of Python passes ----------------------------------------------------------
+
+
+class _Unreadable(Mapping):
+    """Option defaults whose values must not be read (the text sets every option)."""
+
+    def __getitem__(self, key):
+        raise AssertionError(f"default {key!r} was read")
+
+    def __iter__(self):
+        return iter(("ops",))
+
+    def __len__(self):
+        return 1
+
+
+def test_a_python_pass_takes_an_option_default_the_text_does_not_set(mm_linalg):
+    defaults = {"mlirpipe-forbid-ops": {"ops": "linalg.*"}}
+
+    with pytest.raises(StageFailure) as info:
+        run_pass_pipeline(mm_linalg, "mlirpipe-forbid-ops", pass_options=defaults)
+
+    assert info.value.reason == "pass 'mlirpipe-forbid-ops' failed"
+    assert len(info.value.diagnostics) == 2
+
+
+def test_an_option_in_the_text_wins_over_its_default_which_is_then_not_read(mm_linalg):
+    run = run_pass_pipeline(
+        mm_linalg,
+        "mlirpipe-forbid-ops{ops=tosa.*}",
+        pass_options={"mlirpipe-forbid-ops": _Unreadable()},
+    )
+
+    assert "linalg.matmul" in run.final_ir
+
+
+def test_option_defaults_reach_the_pass_by_pass_rerun_that_names_the_culprit(mm_linalg):
+    pipe = pipeline(("check", ["cse", "mlirpipe-forbid-ops"]))
+
+    with pytest.raises(StageFailure) as info:
+        run_stages(mm_linalg, pipe, pass_options={"mlirpipe-forbid-ops": {"ops": "linalg.*"}})
+
+    assert info.value.reason == "pass 'mlirpipe-forbid-ops' failed"
+
+
+def test_a_cached_prefix_is_not_reused_under_other_option_defaults(mm_linalg):
+    pipe = pipeline(("tidy", ["canonicalize"]), ("check", ["mlirpipe-forbid-ops"]))
+    with prefix_cache() as cache:
+        run_stages(mm_linalg, pipe, pass_options={"mlirpipe-forbid-ops": {"ops": "tosa.*"}})
+        with pytest.raises(StageFailure):
+            run_stages(mm_linalg, pipe, pass_options={"mlirpipe-forbid-ops": {"ops": "linalg.*"}})
+        run_stages(mm_linalg, pipe, pass_options={"mlirpipe-forbid-ops": {"ops": "tosa.*"}})
+
+    # The second run reused only the stage the defaults do not reach; the third all of it.
+    assert (cache.hits, cache.stages_reused) == (2, 1 + 2)
 
 
 # --- failures ---------------------------------------------------------------------------------
@@ -329,14 +389,16 @@ def test_a_stage_failure_outside_a_named_pipeline_names_only_the_stage():
     )
 
 
-def test_a_cache_that_cannot_be_written_costs_only_a_note(tmp_path, capsys):
-    from pytest_mlirpipe.mlir_env import _write_atomic
+def test_a_cache_that_cannot_be_written_is_skipped_quietly_and_says_why(tmp_path, capsys):
+    from pytest_mlirpipe.mlir_env import _write_cache
 
     (tmp_path / "file").write_text("")
     target = tmp_path / "file" / "passes.txt"
 
-    _write_atomic(target, "cse\n")
+    reason = _write_cache(target, "cse\n")
 
-    err = capsys.readouterr().err
-    assert err.startswith(f"mlirpipe: note: cannot write cache {target}: ")
-    assert "File exists" in err
+    assert capsys.readouterr() == ("", "")  # the lowering layer never prints
+    assert reason.startswith(f"cannot write cache {target}: ")
+    assert "File exists" in reason
+    assert _write_cache(tmp_path / "cache" / "passes.txt", "cse\n") is None
+    assert (tmp_path / "cache" / "passes.txt").read_text() == "cse\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from . import PassBody, register
+from .registry import PassBody, register
 
 
 @register(

@@ -1,0 +1,273 @@
+"""Read one pipeline file: its TOML tables, keys and stages, each kept with its line."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import Problem, did_you_mean
+from ..model import Location, Stage
+from .pipeline_text import PipelineSyntaxError, parse_pipeline
+
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_PIPELINE_KEYS = frozenset({"name", "description", "input", "output", "extends", "remove"})
+_STAGE_KEYS = frozenset({"name", "passes", "reason", "after", "before", "replaces"})
+
+
+@dataclass(slots=True)
+class RawStage:
+    """A [[stage]] table as read: its data and where it is."""
+
+    data: dict
+    location: Location
+    line_range: tuple[int, int]
+    checked: Stage | None = None  # set once check_stage accepted it
+
+
+@dataclass(slots=True)
+class RawPipeline:
+    """A pipeline file as read, before `extends` is applied; `problems` found while reading."""
+
+    name: str
+    data: dict
+    stages: list[RawStage]
+    path: Path
+    text: str
+    location: Location
+    problems: list[Problem] = field(default_factory=list)
+
+
+class Locator:
+    """Finds the line of a key or a value in TOML text (tomllib keeps no positions)."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = str(path)
+        self.lines = text.splitlines()
+
+    def table_lines(self, header: str) -> list[int]:
+        pat = re.compile(r"^\s*" + re.escape(header) + r"\s*(#.*)?$")
+        return [i + 1 for i, ln in enumerate(self.lines) if pat.match(ln)]
+
+    def find(self, needle: str, start: int = 1, end: int | None = None) -> Location:
+        stop = len(self.lines) if end is None else end
+        for i in range(max(start, 1) - 1, stop):
+            col = self.lines[i].find(needle)
+            if col >= 0:
+                return Location(self.path, i + 1, col + 1)
+        return Location(self.path, start if start > 0 else 0)
+
+    def key(self, key: str, start: int = 1, end: int | None = None) -> Location:
+        stop = len(self.lines) if end is None else end
+        pat = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+        for i in range(max(start, 1) - 1, stop):
+            if pat.match(self.lines[i]):
+                return Location(self.path, i + 1, self.lines[i].index(key) + 1)
+        return Location(self.path, start)
+
+
+def read_pipeline_file(path: Path) -> tuple[RawPipeline | None, list[Problem]]:
+    """The file's pipeline, not yet checked beyond its tables and keys (their problems travel
+    with it); or None and the problems that stop it being read at all."""
+    text, data, problems = _parse_toml(path)
+    if data is None:
+        return None, problems
+    head = data.get("pipeline")
+    if not isinstance(head, dict):
+        return None, [
+            Problem(
+                "a pipeline file needs a [pipeline] table",
+                Location(str(path), 1),
+                'start the file with [pipeline] and name = "..."',
+            )
+        ]
+    loc = Locator(path, text)
+    head_line = (loc.table_lines("[pipeline]") or [1])[0]
+    problems = _unknown_tables_and_keys(data, head, loc, head_line)
+    stages = _raw_stages(data, loc, head_line, problems)
+    name = head.get("name", path.stem)
+    pipe = RawPipeline(str(name), head, stages, path, text, Location(str(path), head_line))
+    pipe.problems = problems
+    return pipe, []
+
+
+def _parse_toml(path: Path) -> tuple[str, dict | None, list[Problem]]:
+    """(text, data, []) of a readable UTF-8 TOML file, else ("", None, [the problem])."""
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        return (
+            "",
+            None,
+            [Problem(f"cannot read pipeline file: {exc.strerror}", Location(str(path)))],
+        )
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = Problem(
+            f"pipeline file is not UTF-8 (bad byte at offset {exc.start})",
+            Location(str(path)),
+            "save the file as UTF-8",
+        )
+        return "", None, [problem]
+    try:
+        return text, tomllib.loads(text), []
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        loc = Location(str(path), int(m.group(1)), int(m.group(2))) if m else Location(str(path))
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        problem = Problem(
+            f"malformed TOML: {msg}", loc, "see pipelines/refbackend.toml for the format"
+        )
+        return text, None, [problem]
+
+
+def _unknown_tables_and_keys(data: dict, head: dict, loc: Locator, head_line: int) -> list[Problem]:
+    problems = []
+    for key in data:
+        if key not in ("pipeline", "stage"):
+            problems.append(
+                Problem(
+                    f"unknown table [{key}]",
+                    loc.find(key),
+                    "a pipeline file holds [pipeline] and [[stage]] tables only",
+                )
+            )
+    for key in head:
+        if key not in _PIPELINE_KEYS:
+            problems.append(
+                Problem(
+                    f"unknown key '{key}' in [pipeline]",
+                    loc.key(key, head_line),
+                    did_you_mean(key, _PIPELINE_KEYS)
+                    or f"known keys: {', '.join(sorted(_PIPELINE_KEYS))}",
+                )
+            )
+    return problems
+
+
+def _raw_stages(data: dict, loc: Locator, head_line: int, problems: list[Problem]) -> list:
+    """The [[stage]] tables, each with the lines it spans."""
+    raw_stages = data.get("stage", [])
+    if not isinstance(raw_stages, list) or not all(isinstance(s, dict) for s in raw_stages):
+        problems.append(Problem("'stage' must be [[stage]] tables", loc.find("stage")))
+        raw_stages = []
+    starts = loc.table_lines("[[stage]]")
+    stages = []
+    for i, st in enumerate(raw_stages):
+        start = starts[i] if i < len(starts) else head_line
+        end = starts[i + 1] - 1 if i + 1 < len(starts) else len(loc.lines)
+        stages.append(RawStage(st, Location(loc.path, start), (start, end)))
+    return stages
+
+
+def check_stage(
+    raw: RawStage, loc: Locator, extending: bool, problems: list[Problem]
+) -> Stage | None:
+    """The stage of a [[stage]] table, or None; adds every problem found to `problems`."""
+    start, end = raw.line_range
+    data = raw.data
+    _check_stage_keys(data, loc, start, end, problems)
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        problems.append(
+            Problem("a [[stage]] has no name", raw.location, 'add name = "kebab-case-name"')
+        )
+        return None
+    if not KEBAB.match(name):
+        problems.append(
+            Problem(
+                f"stage name '{name}' is not kebab-case",
+                loc.key("name", start, end),
+                "use lower-case words joined by '-', e.g. 'finalizing-bufferize'",
+            )
+        )
+    if not extending:
+        _check_no_placement(data, name, loc, start, end, problems)
+    passes = _stage_passes(raw, name, loc, problems)
+    if passes is None:
+        return None
+    reason = data.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        problems.append(
+            Problem(
+                f"stage '{name}' has no reason",
+                raw.location,
+                'add reason = "one line saying why the stage is there"',
+            )
+        )
+        reason = ""
+    if not passes:
+        return None
+    return Stage(name, passes, reason.strip(), loc.key("name", start, end))
+
+
+def _check_stage_keys(data: dict, loc: Locator, start: int, end: int, problems: list) -> None:
+    for key in data:
+        if key not in _STAGE_KEYS:
+            problems.append(
+                Problem(
+                    f"unknown key '{key}' in [[stage]]",
+                    loc.key(key, start, end),
+                    did_you_mean(key, _STAGE_KEYS)
+                    or f"known keys: {', '.join(sorted(_STAGE_KEYS))}",
+                )
+            )
+
+
+def _check_no_placement(
+    data: dict, name: str, loc: Locator, start: int, end: int, problems: list
+) -> None:
+    """after/before/replaces place a stage among its parent's: only for an extending pipeline."""
+    for key in ("after", "before", "replaces"):
+        if key in data:
+            problems.append(
+                Problem(
+                    f"stage '{name}' uses '{key}', which only a pipeline that `extends` "
+                    "another may use",
+                    loc.key(key, start, end),
+                    "list the stages in order instead",
+                )
+            )
+
+
+def _stage_passes(
+    raw: RawStage, name: str, loc: Locator, problems: list[Problem]
+) -> tuple[str, ...] | None:
+    """The stage's pass fragments, stripped: None when it has none, () when one is malformed
+    (its reason is still checked then)."""
+    start, end = raw.line_range
+    passes = raw.data.get("passes")
+    if isinstance(passes, str):
+        passes = [passes]
+    if (
+        not passes
+        or not isinstance(passes, list)
+        or not all(isinstance(p, str) and p.strip() for p in passes)
+    ):
+        problems.append(
+            Problem(
+                f"stage '{name}' has no passes",
+                loc.key("passes", start, end) if "passes" in raw.data else raw.location,
+                'give passes = ["pass-a", "func.func(pass-b)"]',
+            )
+        )
+        return None
+    ok = True
+    for p in passes:
+        try:
+            parse_pipeline(p)
+        except PipelineSyntaxError as exc:
+            where = loc.find(p, start, end)
+            problems.append(
+                Problem(
+                    f"malformed pass pipeline {p!r} in stage '{name}': {exc}",
+                    Location(where.path, where.line, where.col + exc.offset)
+                    if where.col
+                    else where,
+                    "use MLIR's textual syntax: pass{opt=value}, op-name(nested-passes)",
+                )
+            )
+            ok = False
+    return tuple(p.strip() for p in passes) if ok else ()
