@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from .filetests.config import Settings
 from .filetests.format import is_test_file
-from .filetests.lit_runner import ISOLATION_MODES, FileVerdict, LitSession
+from .filetests.lit_runner import FileVerdict, LitSession
 from .filetests.report import format_failure
+from .options import RunConfig
 
 
 @dataclass
@@ -22,52 +22,16 @@ class MlirSession:
     lit: LitSession
 
     @classmethod
-    def from_pytest_config(cls, config: pytest.Config) -> MlirSession:
-        cli = config.getoption("--mlirpipe-suffixes")
-        if cli:
-            suffixes = tuple(s.strip() for s in cli.split(",") if s.strip())
-        else:
-            suffixes = tuple(config.getini("mlirpipe_suffixes"))
-        bad = [s for s in suffixes if not s.startswith(".")]
-        if bad:
-            raise pytest.UsageError(
-                f"mlirpipe: suffixes must start with '.', got {', '.join(repr(b) for b in bad)} "
-                "(e.g. --mlirpipe-suffixes=.mlir,.td)"
-            )
-        dirs = [str(p) for p in config.getini("mlirpipe_pipelines")]
-        dirs += list(config.getoption("--mlirpipe-pipelines"))
-        if dirs:
+    def from_run_config(cls, run: RunConfig, rootpath: Path) -> MlirSession:
+        if run.pipeline_dirs:
             existing = os.environ.get("MLIRPIPE_PIPELINES_PATH", "")
             os.environ["MLIRPIPE_PIPELINES_PATH"] = os.pathsep.join(
-                [*dirs, *([existing] if existing else [])]
+                [*run.pipeline_dirs, *([existing] if existing else [])]
             )
-        isolation = config.getoption("--mlirpipe-isolation") or config.getini("mlirpipe_isolation")
-        if isolation not in ISOLATION_MODES:
-            raise pytest.UsageError(
-                f"mlirpipe: mlirpipe_isolation must be one of {', '.join(ISOLATION_MODES)}, "
-                f"got {isolation!r}"
-            )
-        timeout_text = config.getoption("--mlirpipe-timeout") or config.getini("mlirpipe_timeout")
-        try:
-            timeout = float(timeout_text)
-            if timeout < 0:
-                raise ValueError
-        except ValueError:
-            raise pytest.UsageError(
-                f"mlirpipe: the timeout must be a number of seconds >= 0 (0: none), "
-                f"got {timeout_text!r} (--mlirpipe-timeout / mlirpipe_timeout)"
-            ) from None
-        base = config.inipath.parent if config.inipath else config.rootpath
-        settings = Settings(
-            tools=tuple(config.getini("mlirpipe_tools")),
-            tool_dirs=tuple(config.getini("mlirpipe_tool_dirs")),
-            features=tuple(config.getini("mlirpipe_features")),
-            suffixes=suffixes,
-            base=str(base),
-        )
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        exec_root = Path(config.rootpath) / "build" / "pytest" / worker
-        return cls(suffixes, LitSession(exec_root, None, isolation, timeout, settings))
+        exec_root = Path(rootpath) / "build" / "pytest" / worker
+        lit = LitSession(exec_root, None, run.isolation, run.timeout, run.suite)
+        return cls(run.suite.suffixes, lit)
 
     def is_test_file(self, path: Path) -> bool:
         return is_test_file(path)

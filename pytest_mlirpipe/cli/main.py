@@ -11,9 +11,9 @@ from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
 from ..execution.frontends import IMPORT_TARGETS
 from ..lowering.catalog import catalog_for, known_pass_names
 from ..model import Location
+from ..options import add_cli_options
 from ..tools.common import (
     ArgumentParser,
-    add_pipeline_dir_option,
     add_stage_range_options,
     console_main,
     read_input,
@@ -36,7 +36,7 @@ def build_parser() -> ArgumentParser:
         help="every pipeline, its stages, their reasons and passes",
         description="List every pipeline with its stages, reasons and passes.",
     )
-    add_pipeline_dir_option(ls)
+    add_cli_options(ls, "pipelines")
     ls.set_defaults(body=_list)
 
     st = sub.add_parser(
@@ -55,7 +55,7 @@ def build_parser() -> ArgumentParser:
         help="print a unified diff against the previous stage's IR instead of the IR",
     )
     add_stage_range_options(st)
-    add_pipeline_dir_option(st)
+    add_cli_options(st, "pipelines")
     st.set_defaults(body=_stages)
 
     im = sub.add_parser(
@@ -104,14 +104,10 @@ def build_parser() -> ArgumentParser:
         metavar="P[,P2]",
         help="comma-separated pipelines ending in the llvm dialect (default refbackend)",
     )
-    rn.add_argument("--mode", choices=["jit", "aot"], default="jit", help="JIT or linked .so")
     rn.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    rn.add_argument("--threads", type=int, default=1, help="torch and BLAS threads while timing")
     rn.add_argument("--blocks", type=int, default=5, help="timed blocks per candidate")
-    rn.add_argument("--no-time", action="store_true", help="compare only, do not time")
     rn.add_argument("--flops", type=float, default=None, help="FLOPs per call, for GFLOP/s")
-    rn.add_argument("--json", metavar="PATH", help="also write the outcomes as JSON")
-    add_pipeline_dir_option(rn)
+    add_cli_options(rn, "mode", "threads", "time", "json", "pipelines")
     rn.set_defaults(body=_run)
 
     ps = sub.add_parser(

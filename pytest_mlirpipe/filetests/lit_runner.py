@@ -14,8 +14,6 @@ from pathlib import Path
 
 from .config import configure
 
-ISOLATION_MODES = ("fork", "none", "subprocess")
-
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
@@ -99,7 +97,7 @@ class LitSession:
         params: dict[str, str] | None = None,
         isolation: str = "fork",
         timeout: float = 0.0,
-        settings=None,  # config.Settings for files outside any lit suite
+        settings=None,  # options.SuiteSettings for files outside any lit suite
     ):
         import lit.LitConfig
 

@@ -13,9 +13,9 @@ from typing import TextIO
 from ..errors import MlirpipeError, StageFailure
 from ..lowering.catalog import catalog_for, is_known_pass, known_pass_names, pipeline_dirs
 from ..model import Pipeline
+from ..options import add_cli_options
 from .common import (
     ArgumentParser,
-    add_pipeline_dir_option,
     add_stage_range_options,
     console_main,
     read_input,
@@ -76,7 +76,7 @@ def build_parser() -> ArgumentParser:
         help="where a failing stage's input IR is written (default: next to -o, "
         "else a new temporary directory)",
     )
-    add_pipeline_dir_option(p)
+    add_cli_options(p, "pipelines")
     return p
 
 
