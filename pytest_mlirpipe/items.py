@@ -3,41 +3,16 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from .filetests.format import is_test_file
-from .filetests.lit_runner import FileVerdict, LitSession
-from .filetests.report import format_failure
-from .options import RunConfig
+from .filetests.failure import format_failure
+from .filetests.runner import FileTestRunner
+from .filetests.verdict import FileVerdict
 
-
-@dataclass
-class MlirSession:
-    """Per-run settings and the lit session, kept in `config.stash`."""
-
-    suffixes: tuple[str, ...]
-    lit: LitSession
-
-    @classmethod
-    def from_run_config(cls, run: RunConfig, rootpath: Path) -> MlirSession:
-        if run.pipeline_dirs:
-            existing = os.environ.get("MLIRPIPE_PIPELINES_PATH", "")
-            os.environ["MLIRPIPE_PIPELINES_PATH"] = os.pathsep.join(
-                [*run.pipeline_dirs, *([existing] if existing else [])]
-            )
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        exec_root = Path(rootpath) / "build" / "pytest" / worker
-        lit = LitSession(exec_root, None, run.isolation, run.timeout, run.suite)
-        return cls(run.suite.suffixes, lit)
-
-    def is_test_file(self, path: Path) -> bool:
-        return is_test_file(path)
-
-
-SESSION_KEY = pytest.StashKey[MlirSession]()
+# The run's file-test runner, built from its RunConfig in pytest_configure.
+RUNNER_KEY = pytest.StashKey[FileTestRunner]()
 
 # user_properties key of a file whose in-process run crashed or timed out (then contained).
 CONTAINED = "mlirpipe_contained"
@@ -58,8 +33,7 @@ class FileTestFailure(Exception):
 
 class MlirItem(pytest.Item):
     def runtest(self) -> None:
-        session = self.config.stash[SESSION_KEY]
-        verdict = session.lit.run(self.path)
+        verdict = self.config.stash[RUNNER_KEY].run(self.path)
         contained = "timeout" if verdict.code == "TIMEOUT" else "crash" if verdict.crash else None
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from .filetests.config import EXCLUDED_DIRS
-from .items import CONTAINED, SESSION_KEY, MlirFile, MlirSession
+from .filetests.format import is_test_file
+from .filetests.runner import FileTestRunner
+from .items import CONTAINED, RUNNER_KEY, MlirFile
 from .options import (
     FILE_TEST_OPTIONS,
     Option,
@@ -25,7 +28,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[SESSION_KEY] = MlirSession.from_run_config(run_config(config), config.rootpath)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    exec_root = Path(config.rootpath) / "build" / "pytest" / worker
+    config.stash[RUNNER_KEY] = FileTestRunner(exec_root, run_config(config))
 
 
 def run_config(config: pytest.Config) -> RunConfig:
@@ -57,12 +62,12 @@ def _ini(config: pytest.Config, option: Option):
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    session = parent.config.stash.get(SESSION_KEY, None)
-    if session is None or file_path.suffix not in session.suffixes:
+    runner = parent.config.stash.get(RUNNER_KEY, None)
+    if runner is None or file_path.suffix not in runner.config.suite.suffixes:
         return None
     if any(part in EXCLUDED_DIRS for part in file_path.parts):
         return None
-    if not session.is_test_file(file_path):
+    if not is_test_file(file_path):
         return None
     return MlirFile.from_parent(parent, path=file_path)
 

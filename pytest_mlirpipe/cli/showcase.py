@@ -24,13 +24,13 @@ def showcase(paths: list[Path], stdout: TextIO) -> int:
     """For each RUN/CHECK file: its pipeline stage by stage (time, ops per dialect), then lit's
     verdict on its checks. Returns the number of files whose checks failed."""
     from ..errors import MlirpipeError
-    from ..filetests.lit_runner import LitSession
+    from ..filetests.runner import FileTestRunner
     from ..lowering.catalog import catalog_for
     from ..lowering.stages import run_stages
-    from ..tools.opt import _split
+    from ..tools.opt import split_input
 
     catalog = catalog_for([])
-    session = LitSession(Path("build") / "showcase")
+    runner = FileTestRunner(Path("build") / "showcase")
     failed = 0
     files = sorted(
         p for root in paths for p in ([root] if root.is_file() else root.rglob("*.mlir"))
@@ -55,7 +55,7 @@ def showcase(paths: list[Path], stdout: TextIO) -> int:
         )
         start_after = re.search(r"--start-after\s+([\w-]+)", text)
         if "--split-input-file" in text:
-            text = _split(text)[0]  # the stage table of the first case; lit runs them all
+            text = split_input(text)[0]  # the stage table of the first case; lit runs them all
         try:
             run = run_stages(
                 text,
@@ -73,7 +73,7 @@ def showcase(paths: list[Path], stdout: TextIO) -> int:
                 f"   {snap.stage:<26}{snap.seconds * 1e3:>7.1f}   "
                 f"{_summary(dialect_counts(snap.ir or ''))}\n"
             )
-        verdict = session.run(path)
+        verdict = runner.run(path)
         runs = text.count("RUN:")
         ok = not verdict.is_failure
         failed += not ok

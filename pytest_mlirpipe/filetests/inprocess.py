@@ -26,12 +26,6 @@ from lit.ShellEnvironment import ShellCommandResult, processRedirects
 Tool = Callable[[list[str], io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper], int]
 
 
-def _opt(argv, stdin, stdout, stderr) -> int:
-    from ..tools import opt
-
-    return opt.run(argv, stdin, stdout, stderr)
-
-
 def _filecheck(argv, stdin, stdout, stderr) -> int:
     from filecheck.main import main
 
@@ -42,11 +36,16 @@ def _filecheck(argv, stdin, stdout, stderr) -> int:
     return 0
 
 
-# `-mMODULE` as written by config.tool_commands -> the tool's function.
-TOOLS: dict[str, Tool] = {
-    "-mpytest_mlirpipe.tools.opt": _opt,
-    "-mfilecheck": _filecheck,
-}
+def _tools(crash_repro=None) -> dict[str, Tool]:
+    """`-mMODULE` as written by config.tool_commands -> the tool's function; `crash_repro` (a
+    tools.opt.CrashRepro) goes to `mlirpipe-opt`."""
+
+    def opt(argv, stdin, stdout, stderr) -> int:
+        from ..tools import opt
+
+        return opt.run(argv, stdin, stdout, stderr, crash_repro=crash_repro)
+
+    return {"-mpytest_mlirpipe.tools.opt": opt, "-mfilecheck": _filecheck}
 
 
 def _exit_status(code, stderr) -> int:
@@ -68,7 +67,7 @@ class _Planned:
     plain_not: bool
 
 
-def _plan(pipeline, shenv) -> list[_Planned] | None:
+def _plan(pipeline, shenv, tools: dict[str, Tool]) -> list[_Planned] | None:
     """The pipeline's commands as in-process tool calls, or None if any must be a process."""
     if shenv.ulimit:
         return None
@@ -83,12 +82,12 @@ def _plan(pipeline, shenv) -> list[_Planned] | None:
         negations = []
         while args and args[0] in ("not", "!"):
             negations.append(args.pop(0))
-        if len(args) < 2 or args[0] != sys.executable or args[1] not in TOOLS:
+        if len(args) < 2 or args[0] != sys.executable or args[1] not in tools:
             return None
         if not all(isinstance(a, str) for a in args):
             return None  # a glob: lit expands it
         plain_not = negations == ["not"]
-        planned.append(_Planned(command, TOOLS[args[1]], args[2:], len(negations), plain_not))
+        planned.append(_Planned(command, tools[args[1]], args[2:], len(negations), plain_not))
     return planned
 
 
@@ -226,17 +225,20 @@ class ShellTrace:
 
 
 @contextlib.contextmanager
-def in_process_tools() -> Iterator[ShellTrace]:
-    """Within this scope, lit's internal shell runs known tools in-process."""
+def in_process_tools(crash_repro=None) -> Iterator[ShellTrace]:
+    """Within this scope, lit's internal shell runs known tools in-process (`crash_repro`, a
+    tools.opt.CrashRepro, goes to `mlirpipe-opt`)."""
     original_pipeline = TestRunner._executeShCmd
     original_top = TestRunner.executeShCmd
     trace = ShellTrace()
+    tools = _tools(crash_repro)
+    progress = _Progress()
 
     def execute(cmd, shenv, results, timeout_helper):
         if isinstance(cmd, ShUtil.Pipeline) and _is_echo(cmd):
-            _note_progress(cmd.commands[0].args[1:])
+            progress.echoed(cmd.commands[0].args[1:])
         if isinstance(cmd, ShUtil.Pipeline) and not timeout_helper.timeoutReached():
-            planned = _plan(cmd, shenv)
+            planned = _plan(cmd, shenv, tools)
             if planned is not None:
                 trace.in_process += 1
                 return _run_pipeline(cmd, planned, shenv, results, timeout_helper, trace)
@@ -257,19 +259,22 @@ def in_process_tools() -> Iterator[ShellTrace]:
         TestRunner.executeShCmd = original_top
 
 
-_line_note: list[str] = []
+@dataclass(slots=True)
+class _Progress:
+    """Tells a containing parent which RUN line runs, from lit's `@echo '# RUN: at line N'`
+    and the `@echo COMMAND` after it."""
 
+    line: str | None = None
 
-def _note_progress(args) -> None:
-    """Tell a containing parent which RUN line runs (from lit's `@echo '# RUN: at line N'`
-    and the `@echo COMMAND` after it)."""
-    from ..contain import note
+    def echoed(self, args) -> None:
+        from ..contain import note
 
-    text = " ".join(str(a) for a in args)
-    if text.startswith("# RUN: at line"):
-        _line_note[:] = [text[len("# RUN: at ") :]]
-    elif _line_note:
-        note(f"RUN {_line_note.pop()}: {text}")
+        text = " ".join(str(a) for a in args)
+        if text.startswith("# RUN: at line"):
+            self.line = text[len("# RUN: at ") :]
+        elif self.line is not None:
+            note(f"RUN {self.line}: {text}")
+            self.line = None
 
 
 def _is_echo(pipeline) -> bool:
