@@ -30,7 +30,12 @@ def build_parser() -> ArgumentParser:
         epilog="Exit status: 0 success, 1 a model, the input or a pass failed, 2 bad arguments.",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_list, _add_stages, _add_import, _add_run, _add_passes, _add_showcase):
+        add(sub)
+    return p
 
+
+def _add_list(sub) -> None:
     ls = sub.add_parser(
         "list",
         help="every pipeline, its stages, their reasons and passes",
@@ -39,6 +44,8 @@ def build_parser() -> ArgumentParser:
     add_cli_options(ls, "pipelines")
     ls.set_defaults(body=_list)
 
+
+def _add_stages(sub) -> None:
     st = sub.add_parser(
         "stages",
         help="run a pipeline and print the IR after each stage",
@@ -58,6 +65,8 @@ def build_parser() -> ArgumentParser:
     add_cli_options(st, "pipelines")
     st.set_defaults(body=_stages)
 
+
+def _add_import(sub) -> None:
     im = sub.add_parser(
         "import",
         help="import a PyTorch or ONNX model to MLIR",
@@ -85,6 +94,8 @@ def build_parser() -> ArgumentParser:
     )
     im.set_defaults(body=_import)
 
+
+def _add_run(sub) -> None:
     rn = sub.add_parser(
         "run",
         help="compile a model through pipelines, compare with torch eager, time both",
@@ -107,9 +118,12 @@ def build_parser() -> ArgumentParser:
     rn.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     rn.add_argument("--blocks", type=int, default=5, help="timed blocks per candidate")
     rn.add_argument("--flops", type=float, default=None, help="FLOPs per call, for GFLOP/s")
+    # the options a pytest run of the `mlirpipe` fixture reads from --mlirpipe-* / mlirpipe_*
     add_cli_options(rn, "mode", "threads", "time", "json", "pipelines")
     rn.set_defaults(body=_run)
 
+
+def _add_passes(sub) -> None:
     ps = sub.add_parser(
         "passes",
         help="every pass name a pipeline may use",
@@ -119,6 +133,8 @@ def build_parser() -> ArgumentParser:
     ps.add_argument("--grep", metavar="TEXT", help="only names containing TEXT")
     ps.set_defaults(body=_passes)
 
+
+def _add_showcase(sub) -> None:
     sc = sub.add_parser(
         "showcase",
         help="the seed examples lowered stage by stage, with their checks",
@@ -133,7 +149,6 @@ def build_parser() -> ArgumentParser:
         help="files or directories of .mlir stage tests (default test/pipelines)",
     )
     sc.set_defaults(body=_showcase)
-    return p
 
 
 def _showcase(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
