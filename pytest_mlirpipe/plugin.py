@@ -1,4 +1,4 @@
-"""The pytest shell: options, collection of .mlir RUN/CHECK files, one run object per session."""
+"""The pytest shell of file tests: options, the run's RunConfig, collection of RUN/CHECK files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`mlirpipe`: list pipelines and passes, show a pipeline stage by stage, import models to MLIR."""
+"""`mlirpipe`: list pipelines and passes, show stages, import and run models, the showcase."""
 
 from __future__ import annotations
 

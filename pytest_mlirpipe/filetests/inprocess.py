@@ -195,7 +195,10 @@ def _output_files(opened_files: list) -> list:
 
 
 def _call(step: _Planned, data: bytes, out, err, shenv) -> int:
-    """Run the tool with the shell's cwd and environment, as its own process would see them."""
+    """Run the tool with the shell's cwd and environment (`shenv.env`: the suite config's
+    environment), as its own process would see them. The environment is swapped in for the
+    call and put back: code deep in the tools (the pipeline search path, the pass modules)
+    reads os.environ."""
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")

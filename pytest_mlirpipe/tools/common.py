@@ -1,4 +1,4 @@
-"""What the command-line tools share: argument parsing that raises, catalog loading, I/O."""
+"""What the command-line tools share: argument parsing that raises, input and output, exit codes."""
 
 from __future__ import annotations
 
