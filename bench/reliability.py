@@ -4,7 +4,7 @@ contained, whether every good file still passed, and what containment costs the 
 
 The crashing passes are Python passes in a module of the generated suite, loaded through
 $MLIRPIPE_PASS_MODULES in-process and in every subprocess a RUN line starts, so lit sees the
-same crashes. The overhead is `LitSession.run` over the good files with isolation=fork (a
+same crashes. The overhead is `FileTestRunner.run` over the good files with isolation=fork (a
 forked child per file) versus isolation=none (in the process, unprotected), median of --runs.
 
     python bench/reliability.py [--good 40] [--runs 5] [--keep DIR]
@@ -174,14 +174,17 @@ def summarize(name: str, seconds: float, got: dict[str, str], kinds: dict, outpu
 
 
 def overhead(root: Path, runs: int) -> None:
-    """Median time of LitSession.run over the good files, forked child per file vs none."""
+    """Median time of FileTestRunner.run over the good files, forked child per file vs none."""
     sys.path.insert(0, str(root))
     os.environ.update({k: v for k, v in _env(root).items() if k == "MLIRPIPE_PASS_MODULES"})
-    from pytest_mlirpipe.filetests.lit_runner import LitSession
+    from pytest_mlirpipe.filetests.runner import FileTestRunner
+    from pytest_mlirpipe.options import RunConfig
 
     files = sorted((root / "tests").glob("good-*.mlir"))
     times: dict[str, list[float]] = {"fork": [], "none": []}
-    sessions = {m: LitSession(root / "build" / f"overhead-{m}", isolation=m) for m in times}
+    sessions = {
+        m: FileTestRunner(root / "build" / f"overhead-{m}", RunConfig(isolation=m)) for m in times
+    }
     for s in sessions.values():  # warm: bindings, catalog, suite config
         assert s.run(files[0]).code == "PASS"
     for _ in range(runs):

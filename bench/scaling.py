@@ -52,9 +52,10 @@ def time_opt(path: Path, repeats: int) -> float:
 
 
 def time_file_test(root: Path, path: Path, repeats: int) -> float:
-    from pytest_mlirpipe.filetests.lit_runner import LitSession
+    from pytest_mlirpipe.filetests.runner import FileTestRunner
+    from pytest_mlirpipe.options import RunConfig
 
-    session = LitSession(root / "exec", isolation="none")
+    session = FileTestRunner(root / "exec", RunConfig(isolation="none"))
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()

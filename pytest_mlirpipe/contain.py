@@ -8,6 +8,7 @@ starting it costs a few milliseconds, not an interpreter start. It reports progr
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import faulthandler
 import os
 import pickle
@@ -18,16 +19,20 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
-_NOTE_FD: int | None = None
+# Where a contained child writes its progress notes (unset outside a contained child). A
+# context variable, not a parameter: the stage runner and the execution code note progress
+# from deep inside, and run_contained sets it only in the child it forks.
+_NOTES: contextvars.ContextVar[int | None] = contextvars.ContextVar("mlirpipe_notes", default=None)
 
 
 def note(text: str) -> None:
     """Record where the contained work is (no-op outside a contained child)."""
-    if _NOTE_FD is not None:
+    fd = _NOTES.get()
+    if fd is not None:
         with contextlib.suppress(OSError):
-            os.write(_NOTE_FD, text.replace("\n", " ").encode("utf-8", "replace") + b"\n")
+            os.write(fd, text.replace("\n", " ").encode("utf-8", "replace") + b"\n")
 
 
 def is_available() -> bool:
@@ -52,7 +57,6 @@ class Contained:
 
 def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contained:
     """Call `fn()` in a forked child and return its picklable result or how it ended."""
-    global _NOTE_FD
     result_r, result_w = os.pipe()
     note_r, note_w = os.pipe()
     for stream in (sys.stdout, sys.stderr):
@@ -60,42 +64,71 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
     start = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # the child: never returns
-        faulthandler.disable()  # the parent reports the signal and where; no stack dump
         os.close(result_r)
         os.close(note_r)
-        _NOTE_FD = note_w
-        status = 0
-        try:
-            payload = pickle.dumps(("ok", fn()))
-        except BaseException:
-            payload = pickle.dumps(("error", traceback.format_exc()))
-        try:
-            with os.fdopen(result_w, "wb") as out:
-                out.write(payload)
-            for stream in (sys.stdout, sys.stderr):
-                stream.flush()
-        except BaseException:
-            status = 70
-        os._exit(status)
-
+        _run_child(fn, result_w, note_w)
     os.close(result_w)
     os.close(note_w)
+    deadline = None if not timeout else start + timeout
+    try:
+        payload, notes, timed_out = _collect(pid, result_r, note_r, deadline)
+    finally:
+        os.close(result_r)
+        os.close(note_r)
+    _, status = os.waitpid(pid, 0)
+    seconds = time.perf_counter() - start
+    where = tuple(notes.decode("utf-8", "replace").splitlines()[-20:])
+    if timed_out:
+        return Contained("timeout", None, f"no result after {timeout:g} s", where, seconds)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return Contained("crashed", None, f"killed by {_signal_name(sig)}", where, seconds)
+    code = os.WEXITSTATUS(status)
+    if code != 0 or not payload:
+        return Contained("crashed", None, f"exited with status {code}", where, seconds)
+    kind, value = pickle.loads(payload)
+    if kind == "error":
+        return Contained("error", None, value, where, seconds)
+    return Contained("ok", value, "", where, seconds)
+
+
+def _run_child(fn: Callable[[], Any], result_w: int, note_w: int) -> NoReturn:
+    """In the forked child: run `fn`, send its pickled result (or traceback), exit."""
+    faulthandler.disable()  # the parent reports the signal and where; no stack dump
+    _NOTES.set(note_w)
+    status = 0
+    try:
+        payload = pickle.dumps(("ok", fn()))
+    except BaseException:
+        payload = pickle.dumps(("error", traceback.format_exc()))
+    try:
+        with os.fdopen(result_w, "wb") as out:
+            out.write(payload)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    except BaseException:
+        status = 70
+    os._exit(status)
+
+
+def _collect(
+    pid: int, result_r: int, note_r: int, deadline: float | None
+) -> tuple[bytes, bytes, bool]:
+    """(result bytes, note bytes, timed out) read from the child until both pipes close or
+    the deadline passes (then the child is killed)."""
     chunks: list[bytes] = []
     notes = bytearray()
-    timed_out = False
     sel = selectors.DefaultSelector()
     sel.register(result_r, selectors.EVENT_READ)
     sel.register(note_r, selectors.EVENT_READ)
-    deadline = None if not timeout else start + timeout
     try:
         open_fds = 2
         while open_fds:
             wait = None if deadline is None else max(0.0, deadline - time.perf_counter())
             events = sel.select(wait)
             if not events and deadline is not None and time.perf_counter() >= deadline:
-                timed_out = True
                 os.kill(pid, signal.SIGKILL)
-                break
+                return b"".join(chunks), bytes(notes), True
             for key, _ in events:
                 data = os.read(key.fd, 1 << 16)
                 if not data:
@@ -111,23 +144,7 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
         raise
     finally:
         sel.close()
-        os.close(result_r)
-        os.close(note_r)
-    _, status = os.waitpid(pid, 0)
-    seconds = time.perf_counter() - start
-    where = tuple(notes.decode("utf-8", "replace").splitlines()[-20:])
-    if timed_out:
-        return Contained("timeout", None, f"no result after {timeout:g} s", where, seconds)
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        return Contained("crashed", None, f"killed by {_signal_name(sig)}", where, seconds)
-    code = os.WEXITSTATUS(status)
-    if code != 0 or not chunks:
-        return Contained("crashed", None, f"exited with status {code}", where, seconds)
-    kind, value = pickle.loads(b"".join(chunks))
-    if kind == "error":
-        return Contained("error", None, value, where, seconds)
-    return Contained("ok", value, "", where, seconds)
+    return b"".join(chunks), bytes(notes), False
 
 
 def _signal_name(sig: int) -> str:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from .errors import MlirpipeError
+from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
+from .plugin import run_config
 
 if TYPE_CHECKING:
     from .execution.check import ModelChecker, Outcome
@@ -20,83 +22,15 @@ _OUTCOMES_KEY = "mlirpipe_execution_outcomes"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("mlirpipe", "MLIR lowering-pipeline tests (pytest-mlirpipe)")
-    group.addoption(
-        "--mlirpipe-json",
-        default=None,
-        metavar="PATH",
-        help="write every execution outcome (verdict, errors, timings) to PATH as JSON",
-    )
-    group.addoption(
-        "--mlirpipe-time",
-        action="store_true",
-        default=None,
-        help="time each execution case against torch eager (ini: mlirpipe_time)",
-    )
-    group.addoption(
-        "--mlirpipe-threads",
-        type=int,
-        default=None,
-        metavar="N",
-        help="threads for torch and the BLAS while timing (ini: mlirpipe_threads, default 1)",
-    )
-    group.addoption(
-        "--mlirpipe-mode",
-        default=None,
-        choices=["jit", "aot"],
-        help="native code by ExecutionEngine JIT or as a linked shared library "
-        "(ini: mlirpipe_mode, default jit)",
-    )
-    group.addoption(
-        "--mlirpipe-cache-dir",
-        default=None,
-        metavar="DIR",
-        help="where compiled artifacts are kept (ini: mlirpipe_cache_dir; default "
-        "$MLIRPIPE_CACHE_DIR or ~/.cache/pytest-mlirpipe/artifacts)",
-    )
-    group.addoption(
-        "--mlirpipe-no-cache",
-        action="store_true",
-        default=False,
-        help="compile every execution case afresh",
-    )
-    parser.addini("mlirpipe_time", "time execution cases against torch", type="bool", default=False)
-    parser.addini(
-        "mlirpipe_threads", "threads for torch and the BLAS library while timing", default="1"
-    )
-    parser.addini("mlirpipe_mode", "jit or aot", default="jit")
-    parser.addini("mlirpipe_cache_dir", "directory of compiled artifacts", default="")
+    add_pytest_options(parser, EXECUTION_OPTIONS)
 
 
 class _ExecutionRun:
     """Per-run state: the model checker (built on first use) and outcomes merged from workers."""
 
-    def __init__(self, config: pytest.Config):
-        from .errors import Problem, UsageError
-
-        self.config = config
-        threads_text = config.getoption("mlirpipe_threads") or config.getini("mlirpipe_threads")
-        try:
-            self.threads = int(threads_text)
-            if self.threads < 1:
-                raise ValueError
-        except ValueError:
-            raise pytest.UsageError(
-                UsageError(
-                    Problem(
-                        f"mlirpipe_threads must be a positive integer, not '{threads_text}'",
-                        hint="e.g. --mlirpipe-threads 2",
-                    )
-                ).format()
-            ) from None
-        self.mode = config.getoption("mlirpipe_mode") or config.getini("mlirpipe_mode")
-        if self.mode not in ("jit", "aot"):
-            raise pytest.UsageError(
-                f"error: mlirpipe_mode must be 'jit' or 'aot', not '{self.mode}'"
-            )
-        opt_time = config.getoption("mlirpipe_time")
-        self.time = bool(config.getini("mlirpipe_time") if opt_time is None else opt_time)
-        self.json_path = config.getoption("mlirpipe_json")
+    def __init__(self, options: RunConfig):
+        self.options = options
+        self.json_path = options.json_path
         self.worker_rows: list[dict[str, Any]] = []
         self._checker = None
 
@@ -107,22 +41,15 @@ class _ExecutionRun:
             from .execution.check import ModelChecker
             from .execution.timing import TimingConfig
 
-            cache_dir = None
-            if not self.config.getoption("mlirpipe_no_cache"):
-                cache_dir = (
-                    self.config.getoption("mlirpipe_cache_dir")
-                    or self.config.getini("mlirpipe_cache_dir")
-                    or default_cache_dir()
-                )
-            dirs = list(_option(self.config, "mlirpipe_pipelines", []))
-            dirs += [str(p) for p in _ini(self.config, "mlirpipe_pipelines", [])]
+            options = self.options
+            cache_dir = None if options.no_cache else options.cache_dir or default_cache_dir()
             self._checker = ModelChecker(
-                pipeline_dirs=dirs,
+                pipeline_dirs=list(options.pipeline_dirs),
                 cache_dir=cache_dir,
-                timing=TimingConfig(threads=self.threads) if self.time else None,
-                mode=self.mode,
-                isolation=_isolation(self.config),
-                timeout=_timeout(self.config),
+                timing=TimingConfig(threads=options.threads) if options.time else None,
+                mode=options.mode,
+                isolation=_isolation(options),
+                timeout=options.timeout,
             )
         return self._checker
 
@@ -133,22 +60,8 @@ class _ExecutionRun:
         return own + self.worker_rows
 
 
-def _option(config: pytest.Config, name: str, default: Any) -> Any:
-    try:
-        return config.getoption(name) or default
-    except ValueError:
-        return default
-
-
-def _ini(config: pytest.Config, name: str, default: Any) -> Any:
-    try:
-        return config.getini(name) or default
-    except ValueError:
-        return default
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_RUN_KEY] = _ExecutionRun(config)
+    config.stash[_RUN_KEY] = _ExecutionRun(run_config(config))
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistMerge(config), "mlirpipe-execution-xdist")
 
@@ -195,19 +108,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         )
 
 
-def _isolation(config: pytest.Config) -> str:
-    """The IR tests' isolation setting (checked by the plugin); `subprocess` means the same as
-    `fork` here: compiled code first runs in a child."""
-    value = config.getoption("--mlirpipe-isolation", None) or config.getini("mlirpipe_isolation")
-    return "none" if value == "none" else "fork"
-
-
-def _timeout(config: pytest.Config) -> float:
-    value = config.getoption("--mlirpipe-timeout", None) or config.getini("mlirpipe_timeout")
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return 0.0  # the plugin rejects it with a message
+def _isolation(options: RunConfig) -> str:
+    """The IR tests' isolation setting; `subprocess` means the same as `fork` here: compiled
+    code first runs in a child."""
+    return "none" if options.isolation == "none" else "fork"
 
 
 class MlirpipeFixture:

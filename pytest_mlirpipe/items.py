@@ -3,77 +3,16 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from .filetests.config import Settings
-from .filetests.format import is_test_file
-from .filetests.lit_runner import ISOLATION_MODES, FileVerdict, LitSession
-from .filetests.report import format_failure
+from .filetests.failure import format_failure
+from .filetests.runner import FileTestRunner
+from .filetests.verdict import FileVerdict
 
-
-@dataclass
-class MlirSession:
-    """Per-run settings and the lit session, kept in `config.stash`."""
-
-    suffixes: tuple[str, ...]
-    lit: LitSession
-
-    @classmethod
-    def from_pytest_config(cls, config: pytest.Config) -> MlirSession:
-        cli = config.getoption("--mlirpipe-suffixes")
-        if cli:
-            suffixes = tuple(s.strip() for s in cli.split(",") if s.strip())
-        else:
-            suffixes = tuple(config.getini("mlirpipe_suffixes"))
-        bad = [s for s in suffixes if not s.startswith(".")]
-        if bad:
-            raise pytest.UsageError(
-                f"mlirpipe: suffixes must start with '.', got {', '.join(repr(b) for b in bad)} "
-                "(e.g. --mlirpipe-suffixes=.mlir,.td)"
-            )
-        dirs = [str(p) for p in config.getini("mlirpipe_pipelines")]
-        dirs += list(config.getoption("--mlirpipe-pipelines"))
-        if dirs:
-            existing = os.environ.get("MLIRPIPE_PIPELINES_PATH", "")
-            os.environ["MLIRPIPE_PIPELINES_PATH"] = os.pathsep.join(
-                [*dirs, *([existing] if existing else [])]
-            )
-        isolation = config.getoption("--mlirpipe-isolation") or config.getini("mlirpipe_isolation")
-        if isolation not in ISOLATION_MODES:
-            raise pytest.UsageError(
-                f"mlirpipe: mlirpipe_isolation must be one of {', '.join(ISOLATION_MODES)}, "
-                f"got {isolation!r}"
-            )
-        timeout_text = config.getoption("--mlirpipe-timeout") or config.getini("mlirpipe_timeout")
-        try:
-            timeout = float(timeout_text)
-            if timeout < 0:
-                raise ValueError
-        except ValueError:
-            raise pytest.UsageError(
-                f"mlirpipe: the timeout must be a number of seconds >= 0 (0: none), "
-                f"got {timeout_text!r} (--mlirpipe-timeout / mlirpipe_timeout)"
-            ) from None
-        base = config.inipath.parent if config.inipath else config.rootpath
-        settings = Settings(
-            tools=tuple(config.getini("mlirpipe_tools")),
-            tool_dirs=tuple(config.getini("mlirpipe_tool_dirs")),
-            features=tuple(config.getini("mlirpipe_features")),
-            suffixes=suffixes,
-            base=str(base),
-        )
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        exec_root = Path(config.rootpath) / "build" / "pytest" / worker
-        return cls(suffixes, LitSession(exec_root, None, isolation, timeout, settings))
-
-    def is_test_file(self, path: Path) -> bool:
-        return is_test_file(path)
-
-
-SESSION_KEY = pytest.StashKey[MlirSession]()
+# The run's file-test runner, built from its RunConfig in pytest_configure.
+RUNNER_KEY = pytest.StashKey[FileTestRunner]()
 
 # user_properties key of a file whose in-process run crashed or timed out (then contained).
 CONTAINED = "mlirpipe_contained"
@@ -94,8 +33,7 @@ class FileTestFailure(Exception):
 
 class MlirItem(pytest.Item):
     def runtest(self) -> None:
-        session = self.config.stash[SESSION_KEY]
-        verdict = session.lit.run(self.path)
+        verdict = self.config.stash[RUNNER_KEY].run(self.path)
         contained = "timeout" if verdict.code == "TIMEOUT" else "crash" if verdict.crash else None
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))

@@ -1,82 +1,73 @@
-"""The pytest shell: options, collection of .mlir RUN/CHECK files, one run object per session."""
+"""The pytest shell of file tests: options, the run's RunConfig, collection of RUN/CHECK files."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from .filetests.config import DEFAULT_SUFFIXES, EXCLUDED_DIRS
-from .filetests.lit_runner import ISOLATION_MODES
-from .items import CONTAINED, SESSION_KEY, MlirFile, MlirSession
+from .filetests.config import EXCLUDED_DIRS
+from .filetests.format import is_test_file
+from .filetests.runner import FileTestRunner
+from .items import CONTAINED, RUNNER_KEY, MlirFile
+from .options import (
+    FILE_TEST_OPTIONS,
+    Option,
+    OptionValueError,
+    RunConfig,
+    add_pytest_options,
+    read_run_config,
+)
+
+RUN_CONFIG = pytest.StashKey[RunConfig]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("mlirpipe", "MLIR lowering-pipeline tests (pytest-mlirpipe)")
-    group.addoption(
-        "--mlirpipe-pipelines",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra directory of pipelines/*.toml (repeatable; ini: mlirpipe_pipelines)",
-    )
-    group.addoption(
-        "--mlirpipe-suffixes",
-        default=None,
-        metavar="LIST",
-        help="comma-separated suffixes of RUN/CHECK files to collect "
-        f"(default {','.join(DEFAULT_SUFFIXES)}; ini: mlirpipe_suffixes)",
-    )
-    group.addoption(
-        "--mlirpipe-isolation",
-        default=None,
-        choices=ISOLATION_MODES,
-        help="how RUN lines run: fork (default: known tools in-process, in a forked child per "
-        "file), none (in this process), subprocess (every tool a process, as lit does); "
-        "ini: mlirpipe_isolation",
-    )
-    group.addoption(
-        "--mlirpipe-timeout",
-        default=None,
-        metavar="SECONDS",
-        help="per-file time limit, 0 for none (default 0; ini: mlirpipe_timeout)",
-    )
-    parser.addini(
-        "mlirpipe_pipelines", "extra directories of pipelines/*.toml", type="paths", default=[]
-    )
-    parser.addini(
-        "mlirpipe_suffixes",
-        "suffixes of RUN/CHECK files to collect",
-        type="args",
-        default=list(DEFAULT_SUFFIXES),
-    )
-    parser.addini(
-        "mlirpipe_tools",
-        "tools RUN lines may name: NAME (found in mlirpipe_tool_dirs or PATH) or NAME=COMMAND",
-        type="linelist",
-        default=[],
-    )
-    parser.addini(
-        "mlirpipe_tool_dirs", "directories searched for mlirpipe_tools", type="args", default=[]
-    )
-    parser.addini(
-        "mlirpipe_features", "extra features for REQUIRES/UNSUPPORTED", type="args", default=[]
-    )
-    parser.addini("mlirpipe_isolation", "fork, none or subprocess", default="fork")
-    parser.addini("mlirpipe_timeout", "per-file time limit in seconds (0: none)", default="0")
+    add_pytest_options(parser, FILE_TEST_OPTIONS)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[SESSION_KEY] = MlirSession.from_pytest_config(config)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    exec_root = Path(config.rootpath) / "build" / "pytest" / worker
+    config.stash[RUNNER_KEY] = FileTestRunner(exec_root, run_config(config))
+
+
+def run_config(config: pytest.Config) -> RunConfig:
+    """The run's configuration, read from its flags and ini keys once, on first use (the
+    execution plugin may configure first); a bad value stops the run with its message."""
+    if RUN_CONFIG not in config.stash:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        try:
+            config.stash[RUN_CONFIG] = read_run_config(
+                lambda o: _flag(config, o), lambda o: _ini(config, o), str(base)
+            )
+        except OptionValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[RUN_CONFIG]
+
+
+# An option of a plugin that is disabled (`-p no:mlirpipe_execution`) has its default.
+
+
+def _flag(config: pytest.Config, option: Option):
+    return config.getoption(option.flag_name, None) if option.flag else None
+
+
+def _ini(config: pytest.Config, option: Option):
+    try:
+        return config.getini(option.ini_name) if option.ini else None
+    except ValueError:
+        return option.default
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    session = parent.config.stash.get(SESSION_KEY, None)
-    if session is None or file_path.suffix not in session.suffixes:
+    runner = parent.config.stash.get(RUNNER_KEY, None)
+    if runner is None or file_path.suffix not in runner.config.suite.suffixes:
         return None
     if any(part in EXCLUDED_DIRS for part in file_path.parts):
         return None
-    if not session.is_test_file(file_path):
+    if not is_test_file(file_path):
         return None
     return MlirFile.from_parent(parent, path=file_path)
 

@@ -1,4 +1,4 @@
-"""`mlirpipe`: list pipelines and passes, show a pipeline stage by stage, import models to MLIR."""
+"""`mlirpipe`: list pipelines and passes, show stages, import and run models, the showcase."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
 from ..execution.frontends import IMPORT_TARGETS
 from ..lowering.catalog import catalog_for, known_pass_names
 from ..model import Location
+from ..options import add_cli_options
 from ..tools.common import (
     ArgumentParser,
-    add_pipeline_dir_option,
     add_stage_range_options,
     console_main,
     read_input,
@@ -30,15 +30,22 @@ def build_parser() -> ArgumentParser:
         epilog="Exit status: 0 success, 1 a model, the input or a pass failed, 2 bad arguments.",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_list, _add_stages, _add_import, _add_run, _add_passes, _add_showcase):
+        add(sub)
+    return p
 
+
+def _add_list(sub) -> None:
     ls = sub.add_parser(
         "list",
         help="every pipeline, its stages, their reasons and passes",
         description="List every pipeline with its stages, reasons and passes.",
     )
-    add_pipeline_dir_option(ls)
+    add_cli_options(ls, "pipelines")
     ls.set_defaults(body=_list)
 
+
+def _add_stages(sub) -> None:
     st = sub.add_parser(
         "stages",
         help="run a pipeline and print the IR after each stage",
@@ -55,9 +62,11 @@ def build_parser() -> ArgumentParser:
         help="print a unified diff against the previous stage's IR instead of the IR",
     )
     add_stage_range_options(st)
-    add_pipeline_dir_option(st)
+    add_cli_options(st, "pipelines")
     st.set_defaults(body=_stages)
 
+
+def _add_import(sub) -> None:
     im = sub.add_parser(
         "import",
         help="import a PyTorch or ONNX model to MLIR",
@@ -85,6 +94,8 @@ def build_parser() -> ArgumentParser:
     )
     im.set_defaults(body=_import)
 
+
+def _add_run(sub) -> None:
     rn = sub.add_parser(
         "run",
         help="compile a model through pipelines, compare with torch eager, time both",
@@ -104,16 +115,15 @@ def build_parser() -> ArgumentParser:
         metavar="P[,P2]",
         help="comma-separated pipelines ending in the llvm dialect (default refbackend)",
     )
-    rn.add_argument("--mode", choices=["jit", "aot"], default="jit", help="JIT or linked .so")
     rn.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    rn.add_argument("--threads", type=int, default=1, help="torch and BLAS threads while timing")
     rn.add_argument("--blocks", type=int, default=5, help="timed blocks per candidate")
-    rn.add_argument("--no-time", action="store_true", help="compare only, do not time")
     rn.add_argument("--flops", type=float, default=None, help="FLOPs per call, for GFLOP/s")
-    rn.add_argument("--json", metavar="PATH", help="also write the outcomes as JSON")
-    add_pipeline_dir_option(rn)
+    # the options a pytest run of the `mlirpipe` fixture reads from --mlirpipe-* / mlirpipe_*
+    add_cli_options(rn, "mode", "threads", "time", "json", "pipelines")
     rn.set_defaults(body=_run)
 
+
+def _add_passes(sub) -> None:
     ps = sub.add_parser(
         "passes",
         help="every pass name a pipeline may use",
@@ -123,6 +133,8 @@ def build_parser() -> ArgumentParser:
     ps.add_argument("--grep", metavar="TEXT", help="only names containing TEXT")
     ps.set_defaults(body=_passes)
 
+
+def _add_showcase(sub) -> None:
     sc = sub.add_parser(
         "showcase",
         help="the seed examples lowered stage by stage, with their checks",
@@ -137,7 +149,6 @@ def build_parser() -> ArgumentParser:
         help="files or directories of .mlir stage tests (default test/pipelines)",
     )
     sc.set_defaults(body=_showcase)
-    return p
 
 
 def _showcase(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

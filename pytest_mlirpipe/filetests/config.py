@@ -6,10 +6,10 @@ import importlib.util
 import os
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_SUFFIXES = (".mlir",)
+from ..options import DEFAULT_SUFFIXES, SuiteSettings
+
 # Folders that hold inputs of tests, not tests (lit's convention).
 EXCLUDED_DIRS = ("Inputs", "Output")
 
@@ -30,19 +30,7 @@ def tool_commands() -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """The `mlirpipe_*` ini settings both runners apply (pytest reads them through its own ini
-    handling; lit.cfg.py through `read_settings`)."""
-
-    tools: tuple[str, ...] = ()  # "NAME" (found in tool_dirs or PATH) or "NAME=COMMAND"
-    tool_dirs: tuple[str, ...] = ()
-    features: tuple[str, ...] = ()
-    suffixes: tuple[str, ...] = DEFAULT_SUFFIXES
-    base: str = "."  # relative paths are relative to the ini file's folder
-
-
-def read_settings(start: str | os.PathLike) -> Settings:
+def read_settings(start: str | os.PathLike) -> SuiteSettings:
     """`mlirpipe_*` keys of the nearest pytest ini (pyproject.toml's [tool.pytest.ini_options]
     or pytest.ini's [pytest]) at or above `start`."""
     import configparser
@@ -57,7 +45,7 @@ def read_settings(start: str | os.PathLike) -> Settings:
             try:
                 parser.read(pytest_ini, encoding="utf-8")
             except (configparser.Error, UnicodeDecodeError, OSError):
-                return Settings(base=str(folder))
+                return SuiteSettings(base=str(folder))
             section = parser["pytest"] if parser.has_section("pytest") else {}
             values = {k: _ini_list(v) for k, v in section.items()}
             return _settings(values, folder)
@@ -75,7 +63,7 @@ def read_settings(start: str | os.PathLike) -> Settings:
                     for k, v in section.items()
                 }
                 return _settings(values, folder)
-    return Settings()
+    return SuiteSettings()
 
 
 def _table(data, *keys: str) -> dict | None:
@@ -91,11 +79,11 @@ def _ini_list(text: str) -> list[str]:
     return [w for line in text.splitlines() for w in ([line.strip()] if line.strip() else [])]
 
 
-def _settings(values: dict[str, list[str]], base: Path) -> Settings:
+def _settings(values: dict[str, list[str]], base: Path) -> SuiteSettings:
     def words(key: str) -> tuple[str, ...]:
         return tuple(w for v in values.get(key, []) for w in v.split())
 
-    return Settings(
+    return SuiteSettings(
         tools=tuple(v.strip() for v in values.get("mlirpipe_tools", []) if v.strip()),
         tool_dirs=words("mlirpipe_tool_dirs"),
         features=words("mlirpipe_features"),
@@ -104,7 +92,7 @@ def _settings(values: dict[str, list[str]], base: Path) -> Settings:
     )
 
 
-def user_tool_commands(settings: Settings) -> dict[str, str]:
+def user_tool_commands(settings: SuiteSettings) -> dict[str, str]:
     """NAME -> command for the ini's `mlirpipe_tools`; a NAME found nowhere is left out, so a
     RUN line naming it fails with 'command not found' and the report says how to point to it."""
     import shutil
@@ -141,7 +129,7 @@ def configure(
     config,
     source_root: str | os.PathLike,
     exec_root: str | os.PathLike,
-    settings: Settings | None = None,
+    settings: SuiteSettings | None = None,
 ) -> None:
     """Fill a lit TestingConfig; `lit.cfg.py` and the pytest plugin both call this. Without
     `settings`, the `mlirpipe_*` keys of the nearest pytest ini are read."""

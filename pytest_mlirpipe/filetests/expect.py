@@ -4,7 +4,7 @@ file's own time limit. lit ignores lines it does not know, so both runners read 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import close_matches, did_you_mean
@@ -32,60 +32,86 @@ def read_expectations(path: str | Path) -> Expectations:
         return Expectations()
     if "MLIRPIPE-" not in text:
         return Expectations()
-    kind = timeout = None
-    kind_line = timeout_line = 0
-    problems: list[str] = []
+    found = _Found()
     for n, line in enumerate(text.splitlines(), 1):
         m = _LINE.search(line)
         if m is None:
             continue
         key, value = m.group("key"), m.group("value").strip()
         where = f"{path}:{n}: error:"
-        if key == "EXPECT":
-            if kind is not None:
-                problems.append(
-                    f"{where} a second MLIRPIPE-EXPECT line (the first is line "
-                    f"{kind_line})\n  hint: keep one"
-                )
-            elif value not in KINDS:
-                hint = did_you_mean(value, KINDS) or "write MLIRPIPE-EXPECT: crash or timeout"
-                problems.append(
-                    f"{where} MLIRPIPE-EXPECT takes 'crash' or 'timeout', got '{value}'\n"
-                    f"  hint: {hint}; for an expected wrong answer use XFAIL: *"
-                )
-            else:
-                kind, kind_line = value, n
-        elif key == "TIMEOUT":
-            try:
-                seconds = float(value)
-                if not seconds > 0 or seconds == float("inf"):
-                    raise ValueError
-            except ValueError:
-                problems.append(
-                    f"{where} MLIRPIPE-TIMEOUT takes a number of seconds > 0, got '{value}'\n"
-                    "  hint: e.g. MLIRPIPE-TIMEOUT: 30"
-                )
-                continue
-            if timeout is not None:
-                problems.append(
-                    f"{where} a second MLIRPIPE-TIMEOUT line (the first is line "
-                    f"{timeout_line})\n  hint: keep one"
-                )
-            else:
-                timeout, timeout_line = seconds, n
+        read = _READERS.get(key)
+        if read is not None:
+            read(found, value, n, where)
         else:
-            close = close_matches(key, ("EXPECT", "TIMEOUT"))
-            hint = f"did you mean 'MLIRPIPE-{close[0]}'?" if close else None
-            problems.append(
-                f"{where} unknown directive 'MLIRPIPE-{key}'\n"
-                f"  hint: {hint or 'the known ones are MLIRPIPE-EXPECT and MLIRPIPE-TIMEOUT'}"
-            )
-    if kind == "timeout" and timeout is None:
-        problems.append(
-            f"{path}:{kind_line}: error: MLIRPIPE-EXPECT: timeout needs a MLIRPIPE-TIMEOUT line\n"
-            "  hint: add e.g. MLIRPIPE-TIMEOUT: 2 so the expected hang ends soon, in both runners"
+            found.problems.append(_unknown_directive(key, where))
+    if found.kind == "timeout" and found.timeout is None:
+        found.problems.append(
+            f"{path}:{found.kind_line}: error: MLIRPIPE-EXPECT: timeout needs a MLIRPIPE-TIMEOUT "
+            "line\n  hint: add e.g. MLIRPIPE-TIMEOUT: 2 so the expected hang ends soon, in both "
+            "runners"
         )
-    return Expectations(kind, kind_line, timeout, timeout_line, tuple(problems))
+    return Expectations(
+        found.kind, found.kind_line, found.timeout, found.timeout_line, tuple(found.problems)
+    )
+
+
+@dataclass(slots=True)
+class _Found:
+    """The MLIRPIPE-* lines read so far."""
+
+    kind: str | None = None
+    kind_line: int = 0
+    timeout: float | None = None
+    timeout_line: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _read_expect(found: _Found, value: str, n: int, where: str) -> None:
+    if found.kind is not None:
+        found.problems.append(
+            f"{where} a second MLIRPIPE-EXPECT line (the first is line "
+            f"{found.kind_line})\n  hint: keep one"
+        )
+    elif value not in KINDS:
+        hint = did_you_mean(value, KINDS) or "write MLIRPIPE-EXPECT: crash or timeout"
+        found.problems.append(
+            f"{where} MLIRPIPE-EXPECT takes 'crash' or 'timeout', got '{value}'\n"
+            f"  hint: {hint}; for an expected wrong answer use XFAIL: *"
+        )
+    else:
+        found.kind, found.kind_line = value, n
+
+
+def _read_timeout(found: _Found, value: str, n: int, where: str) -> None:
+    try:
+        seconds = float(value)
+        if not seconds > 0 or seconds == float("inf"):
+            raise ValueError
+    except ValueError:
+        found.problems.append(
+            f"{where} MLIRPIPE-TIMEOUT takes a number of seconds > 0, got '{value}'\n"
+            "  hint: e.g. MLIRPIPE-TIMEOUT: 30"
+        )
+        return
+    if found.timeout is not None:
+        found.problems.append(
+            f"{where} a second MLIRPIPE-TIMEOUT line (the first is line "
+            f"{found.timeout_line})\n  hint: keep one"
+        )
+    else:
+        found.timeout, found.timeout_line = seconds, n
+
+
+_READERS = {"EXPECT": _read_expect, "TIMEOUT": _read_timeout}
+
+
+def _unknown_directive(key: str, where: str) -> str:
+    close = close_matches(key, tuple(_READERS))
+    hint = f"did you mean 'MLIRPIPE-{close[0]}'?" if close else None
+    return (
+        f"{where} unknown directive 'MLIRPIPE-{key}'\n"
+        f"  hint: {hint or 'the known ones are MLIRPIPE-EXPECT and MLIRPIPE-TIMEOUT'}"
+    )
 
 
 _SIGNALLED = re.compile(r"^# error: command failed with exit status: -(\d+)$", re.M)

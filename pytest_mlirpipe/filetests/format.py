@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import copy
+import os
 import re
 from pathlib import Path
+from typing import Any
 
 import lit.formats
 
 from ..errors import did_you_mean
+from ..lowering.catalog import PIPELINES_PATH_ENV
 from .expect import Expectations, judge, read_expectations
+
+# lit params (`lit --param NAME=VALUE`; the pytest plugin sets them on its LitConfig).
+# Folders of pipelines/*.toml put first on the RUN lines' $MLIRPIPE_PIPELINES_PATH:
+PIPELINES_PARAM = "mlirpipe_pipelines"
+# Set when a containing pytest process enforces the time limits itself:
+CONTAINED_PARAM = "mlirpipe_contained"
 
 _DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
 
@@ -44,12 +54,11 @@ class MlirShTest(lit.formats.ShTest):
         expected = read_expectations(path)
         if expected.problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, "\n".join(expected.problems))
-        config = test.config
-        saved = config.maxIndividualTestTime
+        changes = _pipeline_search_path(test.config, litConfig)
         if expected.timeout:
             # A containing pytest process enforces it itself; lit needs psutil to kill a
             # command tree.
-            if not getattr(litConfig, "mlirpipe_contained", False):
+            if not litConfig.params.get(CONTAINED_PARAM):
                 supported, why = litConfig.maxIndividualTestTimeIsSupported
                 if not supported:
                     return lit.Test.Result(
@@ -58,11 +67,10 @@ class MlirShTest(lit.formats.ShTest):
                         f"time limits, which are not available here: {why}\n"
                         "  hint: pip install psutil",
                     )
-            config.maxIndividualTestTime = expected.timeout
-        try:
-            result = self._execute(test, litConfig, expected)
-        finally:
-            config.maxIndividualTestTime = saved
+            changes["maxIndividualTestTime"] = expected.timeout
+        if changes:
+            with_own_config(test, **changes)
+        result = self._execute(test, litConfig, expected)
         code, output = judge(result.code.name, result.output or "", expected, path)
         if (code, output) != (result.code.name, result.output or ""):
             result = lit.Test.Result(getattr(lit.Test, code), output)
@@ -104,6 +112,26 @@ class MlirShTest(lit.formats.ShTest):
         for test in super().getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig):
             if is_test_file(Path(test.getSourcePath())):
                 yield test
+
+
+def with_own_config(test, **changes: Any) -> None:
+    """Give `test` its own copy of its suite's config, with `changes`; the suite's config,
+    shared by every file of the suite, stays as it is."""
+    config = copy.copy(test.config)
+    for name, value in changes.items():
+        setattr(config, name, value)
+    test.config = config
+
+
+def _pipeline_search_path(config, litConfig) -> dict[str, Any]:
+    """The config change that puts the folders of the `mlirpipe_pipelines` lit param first on
+    the RUN lines' pipeline search path (none without the param)."""
+    extra = litConfig.params.get(PIPELINES_PARAM)
+    if not extra:
+        return {}
+    existing = config.environment.get(PIPELINES_PATH_ENV)
+    value = os.pathsep.join([extra, *([existing] if existing else [])])
+    return {"environment": {**config.environment, PIPELINES_PATH_ENV: value}}
 
 
 def _unknown_substitutions(script: list[str], test, substitutions) -> str:

@@ -26,12 +26,6 @@ from lit.ShellEnvironment import ShellCommandResult, processRedirects
 Tool = Callable[[list[str], io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper], int]
 
 
-def _opt(argv, stdin, stdout, stderr) -> int:
-    from ..tools import opt
-
-    return opt.run(argv, stdin, stdout, stderr)
-
-
 def _filecheck(argv, stdin, stdout, stderr) -> int:
     from filecheck.main import main
 
@@ -42,11 +36,16 @@ def _filecheck(argv, stdin, stdout, stderr) -> int:
     return 0
 
 
-# `-mMODULE` as written by config.tool_commands -> the tool's function.
-TOOLS: dict[str, Tool] = {
-    "-mpytest_mlirpipe.tools.opt": _opt,
-    "-mfilecheck": _filecheck,
-}
+def _tools(crash_repro=None) -> dict[str, Tool]:
+    """`-mMODULE` as written by config.tool_commands -> the tool's function; `crash_repro` (a
+    tools.opt.CrashRepro) goes to `mlirpipe-opt`."""
+
+    def opt(argv, stdin, stdout, stderr) -> int:
+        from ..tools import opt
+
+        return opt.run(argv, stdin, stdout, stderr, crash_repro=crash_repro)
+
+    return {"-mpytest_mlirpipe.tools.opt": opt, "-mfilecheck": _filecheck}
 
 
 def _exit_status(code, stderr) -> int:
@@ -68,7 +67,7 @@ class _Planned:
     plain_not: bool
 
 
-def _plan(pipeline, shenv) -> list[_Planned] | None:
+def _plan(pipeline, shenv, tools: dict[str, Tool]) -> list[_Planned] | None:
     """The pipeline's commands as in-process tool calls, or None if any must be a process."""
     if shenv.ulimit:
         return None
@@ -83,12 +82,12 @@ def _plan(pipeline, shenv) -> list[_Planned] | None:
         negations = []
         while args and args[0] in ("not", "!"):
             negations.append(args.pop(0))
-        if len(args) < 2 or args[0] != sys.executable or args[1] not in TOOLS:
+        if len(args) < 2 or args[0] != sys.executable or args[1] not in tools:
             return None
         if not all(isinstance(a, str) for a in args):
             return None  # a glob: lit expands it
         plain_not = negations == ["not"]
-        planned.append(_Planned(command, TOOLS[args[1]], args[2:], len(negations), plain_not))
+        planned.append(_Planned(command, tools[args[1]], args[2:], len(negations), plain_not))
     return planned
 
 
@@ -101,81 +100,105 @@ def _run_pipeline(
     """lit's `_executeShCmd` for one pipeline, with the tools called instead of spawned."""
     opened_files: list = []
     piped = b""
-    statuses = []
-    outputs = []
-    inputs = []
+    ran: list[_Ran] = []
     try:
         for n, step in enumerate(planned):
-            last = n == len(planned) - 1
-            stdin, stdout, stderr = processRedirects(step.command, _PIPED, shenv, opened_files)
-            data = piped if stdin is _PIPED else stdin.buffer.read()
-            inputs.append(data)
-            out_buf, err_buf = io.BytesIO(), io.BytesIO()
-            out = _stream(out_buf)
-            # `2>&1` into the pipe, or stdout and stderr into one file: one interleaved stream.
-            merged = (stderr is stdout and not isinstance(stdout, int)) or (
-                stderr == subprocess.STDOUT and stdout == subprocess.PIPE
-            )
-            err = out if merged else _stream(err_buf)
-            statuses.append(_call(step, data, out, err, shenv))
-            out_bytes, err_bytes = out_buf.getvalue(), err_buf.getvalue()
-            if stdout != subprocess.PIPE:
-                _write(stdout, out_bytes)
-                out_bytes = b""
-            if stderr == subprocess.STDOUT and stdout != subprocess.PIPE:
-                # lit sends stderr down the pipe in stdout's place when stdout is a file.
-                piped, out_bytes = err_bytes, err_bytes if last else b""
-                err_bytes = b""
-            else:
-                piped = out_bytes if stdout == subprocess.PIPE else b""
-                if not last:
-                    out_bytes = b""  # consumed by the next command
-                if not isinstance(stderr, int) and not merged:
-                    _write(stderr, err_bytes)
-                    err_bytes = b""
-            outputs.append((out_bytes, err_bytes))
+            done, piped = _run_step(step, piped, n == len(planned) - 1, shenv, opened_files)
+            ran.append(done)
     finally:
         for _name, _mode, f, _path in opened_files:
             f.close()
 
     exit_code = None
-    for i, (step, res) in enumerate(zip(planned, statuses, strict=True)):
-        if step.not_count % 2:
-            res = int(res <= 0) if step.plain_not else (1 if res == 0 else 0)
-        elif step.not_count > 1:
-            res = 1 if res != 0 else 0
-        out_bytes, err_bytes = outputs[i]
-        output_files = []
-        if res != 0:
-            for name, mode, _f, path in sorted(opened_files, key=lambda t: t[:2]):
-                if path is not None and mode in ("w", "a"):
-                    try:
-                        with open(path, "rb") as f:
-                            output_files.append((name, path, f.read()))
-                    except OSError:
-                        pass
+    for command, step, done in zip(pipeline.commands, planned, ran, strict=True):
+        status = _negated(step, done.status)
         result = ShellCommandResult(
-            pipeline.commands[i],
-            _text(out_bytes),
-            _text(err_bytes),
-            res,
+            command,
+            _text(done.stdout),
+            _text(done.stderr),
+            status,
             timeout_helper.timeoutReached(),
-            output_files,
+            _output_files(opened_files) if status != 0 else [],
         )
-        trace.stdins[id(result)] = _text(inputs[i])
+        trace.stdins[id(result)] = _text(done.stdin)
         results.append(result)
-        if pipeline.pipe_err:
-            if not exit_code or res != 0:
-                exit_code = res
-        else:
-            exit_code = res
+        if not pipeline.pipe_err or not exit_code or status != 0:
+            exit_code = status
     if pipeline.negate:
         exit_code = not exit_code
     return exit_code
 
 
+@dataclass(frozen=True, slots=True)
+class _Ran:
+    """One command as it ran: its stdin, exit status, and the output it keeps (what went to a
+    file or down the pipe is not kept)."""
+
+    stdin: bytes
+    status: int
+    stdout: bytes
+    stderr: bytes
+
+
+def _run_step(
+    step: _Planned, piped: bytes, last: bool, shenv, opened_files: list
+) -> tuple[_Ran, bytes]:
+    """One command with lit's redirections: (how it ran, the bytes it pipes to the next)."""
+    stdin, stdout, stderr = processRedirects(step.command, _PIPED, shenv, opened_files)
+    data = piped if stdin is _PIPED else stdin.buffer.read()
+    out_buf, err_buf = io.BytesIO(), io.BytesIO()
+    out = _stream(out_buf)
+    # `2>&1` into the pipe, or stdout and stderr into one file: one interleaved stream.
+    merged = (stderr is stdout and not isinstance(stdout, int)) or (
+        stderr == subprocess.STDOUT and stdout == subprocess.PIPE
+    )
+    err = out if merged else _stream(err_buf)
+    status = _call(step, data, out, err, shenv)
+    out_bytes, err_bytes = out_buf.getvalue(), err_buf.getvalue()
+    if stdout != subprocess.PIPE:
+        _write(stdout, out_bytes)
+        out_bytes = b""
+    if stderr == subprocess.STDOUT and stdout != subprocess.PIPE:
+        # lit sends stderr down the pipe in stdout's place when stdout is a file.
+        piped, out_bytes = err_bytes, err_bytes if last else b""
+        err_bytes = b""
+    else:
+        piped = out_bytes if stdout == subprocess.PIPE else b""
+        if not last:
+            out_bytes = b""  # consumed by the next command
+        if not isinstance(stderr, int) and not merged:
+            _write(stderr, err_bytes)
+            err_bytes = b""
+    return _Ran(data, status, out_bytes, err_bytes), piped
+
+
+def _negated(step: _Planned, status: int) -> int:
+    """The status after the command's `not`s and `!`s, by lit's rules."""
+    if step.not_count % 2:
+        return int(status <= 0) if step.plain_not else (1 if status == 0 else 0)
+    if step.not_count > 1:
+        return 1 if status != 0 else 0
+    return status
+
+
+def _output_files(opened_files: list) -> list:
+    """(name, path, bytes) of the files the pipeline wrote, for lit's failure output."""
+    found = []
+    for name, mode, _f, path in sorted(opened_files, key=lambda t: t[:2]):
+        if path is not None and mode in ("w", "a"):
+            try:
+                with open(path, "rb") as f:
+                    found.append((name, path, f.read()))
+            except OSError:
+                pass
+    return found
+
+
 def _call(step: _Planned, data: bytes, out, err, shenv) -> int:
-    """Run the tool with the shell's cwd and environment, as its own process would see them."""
+    """Run the tool with the shell's cwd and environment (`shenv.env`: the suite config's
+    environment), as its own process would see them. The environment is swapped in for the
+    call and put back: code deep in the tools (the pipeline search path, the pass modules)
+    reads os.environ."""
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
@@ -226,17 +249,20 @@ class ShellTrace:
 
 
 @contextlib.contextmanager
-def in_process_tools() -> Iterator[ShellTrace]:
-    """Within this scope, lit's internal shell runs known tools in-process."""
+def in_process_tools(crash_repro=None) -> Iterator[ShellTrace]:
+    """Within this scope, lit's internal shell runs known tools in-process (`crash_repro`, a
+    tools.opt.CrashRepro, goes to `mlirpipe-opt`)."""
     original_pipeline = TestRunner._executeShCmd
     original_top = TestRunner.executeShCmd
     trace = ShellTrace()
+    tools = _tools(crash_repro)
+    progress = _Progress()
 
     def execute(cmd, shenv, results, timeout_helper):
         if isinstance(cmd, ShUtil.Pipeline) and _is_echo(cmd):
-            _note_progress(cmd.commands[0].args[1:])
+            progress.echoed(cmd.commands[0].args[1:])
         if isinstance(cmd, ShUtil.Pipeline) and not timeout_helper.timeoutReached():
-            planned = _plan(cmd, shenv)
+            planned = _plan(cmd, shenv, tools)
             if planned is not None:
                 trace.in_process += 1
                 return _run_pipeline(cmd, planned, shenv, results, timeout_helper, trace)
@@ -257,19 +283,22 @@ def in_process_tools() -> Iterator[ShellTrace]:
         TestRunner.executeShCmd = original_top
 
 
-_line_note: list[str] = []
+@dataclass(slots=True)
+class _Progress:
+    """Tells a containing parent which RUN line runs, from lit's `@echo '# RUN: at line N'`
+    and the `@echo COMMAND` after it."""
 
+    line: str | None = None
 
-def _note_progress(args) -> None:
-    """Tell a containing parent which RUN line runs (from lit's `@echo '# RUN: at line N'`
-    and the `@echo COMMAND` after it)."""
-    from ..contain import note
+    def echoed(self, args) -> None:
+        from ..contain import note
 
-    text = " ".join(str(a) for a in args)
-    if text.startswith("# RUN: at line"):
-        _line_note[:] = [text[len("# RUN: at ") :]]
-    elif _line_note:
-        note(f"RUN {_line_note.pop()}: {text}")
+        text = " ".join(str(a) for a in args)
+        if text.startswith("# RUN: at line"):
+            self.line = text[len("# RUN: at ") :]
+        elif self.line is not None:
+            note(f"RUN {self.line}: {text}")
+            self.line = None
 
 
 def _is_echo(pipeline) -> bool:

@@ -1,1 +1,1 @@
-"""The tools RUN lines call: `mlirpipe-opt`, each a function (argv, stdin, stdout, stderr) -> status."""
+"""The tools RUN lines call (`mlirpipe-opt`), each a function (argv, streams) -> exit status."""

@@ -1,4 +1,4 @@
-"""What the command-line tools share: argument parsing that raises, catalog loading, I/O."""
+"""What the command-line tools share: argument parsing that raises, input and output, exit codes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import NoReturn, TextIO
 
 from ..atomic import write_atomic
 from ..errors import MlirpipeError, Problem, UsageError
-from ..lowering.catalog import PIPELINES_PATH_ENV
 from ..model import Location
 
 
@@ -32,16 +31,6 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def print_help(self, file: TextIO | None = None) -> None:
         raise _HelpExit(0, self.format_help())
-
-
-def add_pipeline_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--pipelines-dir",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help=f"also look for pipelines/*.toml in DIR (repeatable; also ${PIPELINES_PATH_ENV})",
-    )
 
 
 def add_stage_range_options(parser: argparse.ArgumentParser) -> None:

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import re
 import shlex
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import MlirpipeError, StageFailure
+from ..errors import MlirpipeError, Problem, StageFailure, UsageError
 from ..lowering.catalog import catalog_for, is_known_pass, known_pass_names, pipeline_dirs
 from ..model import Pipeline
+from ..options import add_cli_options
 from .common import (
     ArgumentParser,
-    add_pipeline_dir_option,
     add_stage_range_options,
     console_main,
     read_input,
@@ -76,60 +77,39 @@ def build_parser() -> ArgumentParser:
         help="where a failing stage's input IR is written (default: next to -o, "
         "else a new temporary directory)",
     )
-    add_pipeline_dir_option(p)
+    add_cli_options(p, "pipelines")
     return p
 
 
-def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    """The tool as a function: (argv, streams) -> exit status. The console script wraps it."""
-    return run_tool(_main, build_parser(), argv, stdin, stdout, stderr)
+def run(
+    argv: Sequence[str],
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    crash_repro: CrashRepro | None = None,
+) -> int:
+    """The tool as a function: (argv, streams) -> exit status. The console script wraps it;
+    the RUN-line shell calls it in-process, with `crash_repro` when re-running a crash."""
+    body = functools.partial(_main, crash_repro=crash_repro)
+    return run_tool(body, build_parser(), argv, stdin, stdout, stderr)
 
 
-def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    from ..errors import Problem, UsageError
-
-    if args.pass_pipeline and (args.stop_after or args.start_after or args.print_after):
-        raise UsageError(
-            Problem(
-                "--stop-after, --start-after and --print-after need --pipeline, "
-                "not --pass-pipeline",
-                hint="name the stages of a pipeline from `mlirpipe list`",
-            )
-        )
+def _main(
+    args, stdin: TextIO, stdout: TextIO, stderr: TextIO, crash_repro: CrashRepro | None = None
+) -> int:
+    _check_stage_flags(args)
     text, name = read_input(args.input, stdin)
-    pipeline = None
-    if args.pipeline:
-        pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
-        wanted = set(args.print_after) - {"all"}
-        unknown = sorted(wanted - set(pipeline.stage_names()))
-        if unknown:
-            from ..errors import did_you_mean
-
-            raise UsageError(
-                [
-                    Problem(
-                        f"--print-after: pipeline '{pipeline.name}' has no stage '{u}'",
-                        hint=did_you_mean(u, pipeline.stage_names())
-                        or f"its stages: {', '.join(pipeline.stage_names())}",
-                    )
-                    for u in unknown
-                ]
-            )
-    else:
-        from ..lowering.spec import check_pipeline_text
-
-        check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
-    chunks = _split(text) if args.split_input_file else [text]
+    pipeline = _pipeline(args)
+    chunks = split_input(text) if args.split_input_file else [text]
     outputs: list[str] = []
     status = 0
     for i, chunk in enumerate(chunks):
+        index = i + 1 if args.split_input_file else None
+        before_stage = crash_repro.hook(name, args, pipeline, index) if crash_repro else None
         try:
-            index = i + 1 if args.split_input_file else None
-            outputs.append(_run_chunk(chunk, name, pipeline, args, stderr, index))
+            outputs.append(_run_chunk(chunk, name, pipeline, args, stderr, before_stage))
         except StageFailure as exc:
-            exc = exc.with_repro(
-                _write_repro(exc, name, args, pipeline, i + 1 if args.split_input_file else None)
-            )
+            exc = exc.with_repro(_write_repro(exc, name, args, pipeline, index))
             stderr.write(exc.format() + "\n")
             status = 1
         except MlirpipeError as exc:
@@ -142,7 +122,44 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     return status
 
 
-def _split(text: str) -> list[str]:
+def _check_stage_flags(args) -> None:
+    if args.pass_pipeline and (args.stop_after or args.start_after or args.print_after):
+        raise UsageError(
+            Problem(
+                "--stop-after, --start-after and --print-after need --pipeline, "
+                "not --pass-pipeline",
+                hint="name the stages of a pipeline from `mlirpipe list`",
+            )
+        )
+
+
+def _pipeline(args) -> Pipeline | None:
+    """The --pipeline named, its --print-after stages checked (None for --pass-pipeline, once
+    its text is checked)."""
+    if not args.pipeline:
+        from ..lowering.spec import check_pipeline_text
+
+        check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
+        return None
+    pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
+    unknown = sorted(set(args.print_after) - {"all"} - set(pipeline.stage_names()))
+    if unknown:
+        from ..errors import did_you_mean
+
+        raise UsageError(
+            [
+                Problem(
+                    f"--print-after: pipeline '{pipeline.name}' has no stage '{u}'",
+                    hint=did_you_mean(u, pipeline.stage_names())
+                    or f"its stages: {', '.join(pipeline.stage_names())}",
+                )
+                for u in unknown
+            ]
+        )
+    return pipeline
+
+
+def split_input(text: str) -> list[str]:
     """Chunks at '// -----' lines, each padded with newlines so line numbers stay the file's."""
     chunks = []
     line = 0
@@ -152,52 +169,40 @@ def _split(text: str) -> list[str]:
     return chunks
 
 
-# (directory, "stage 'S' of pipeline 'P'") while stage inputs are written for a crash repro.
-_CRASH_REPRO: list[tuple[Path, str]] = []
+@dataclass(frozen=True, slots=True)
+class CrashRepro:
+    """Before the stage that `stage_note` names (a progress note of the stage runner, "stage
+    'S' of pipeline 'P'") runs, write its input IR under `directory` and send the command that
+    re-runs that stage as a progress note `repro: COMMAND`. A containing parent reads the note
+    after the stage crashes the process again."""
+
+    directory: Path
+    stage_note: str
+
+    def hook(self, name: str, args, pipeline: Pipeline | None, chunk: int | None):
+        """The stage runner's `before_stage` callback for one input (chunk)."""
+
+        def before_stage(stage, module) -> None:
+            from ..contain import note
+            from ..mlir_env import print_ir
+
+            shown = pipeline.name if pipeline is not None else "--pass-pipeline"
+            if f"stage '{stage.name}' of pipeline '{shown}'" != self.stage_note:
+                return
+            path = _repro_path(self.directory, name, stage.name, chunk)
+            try:
+                write_atomic(path, print_ir(module.operation), make_parents=True)
+            except OSError:
+                return
+            note(f"repro: {_repro_command(path, args, pipeline, stage.name)}")
+
+        return before_stage
 
 
-@contextlib.contextmanager
-def writing_crash_repro(directory: Path, stage_note: str) -> Iterator[None]:
-    """Within this scope, before the stage that `stage_note` names (a progress note of the
-    stage runner) runs, write its input IR under `directory` and send the command that re-runs
-    that stage as a progress note `repro: COMMAND`. The containing parent reads the note after
-    the stage crashes the process again."""
-    _CRASH_REPRO.append((Path(directory), stage_note))
-    try:
-        yield
-    finally:
-        _CRASH_REPRO.pop()
-
-
-def _crash_repro_hook(name: str, args, pipeline: Pipeline | None, chunk: int | None):
-    if not _CRASH_REPRO:
-        return None
-    directory, wanted = _CRASH_REPRO[-1]
-
-    def before_stage(stage, module) -> None:
-        from ..contain import note
-        from ..mlir_env import print_ir
-
-        shown = pipeline.name if pipeline is not None else "--pass-pipeline"
-        if f"stage '{stage.name}' of pipeline '{shown}'" != wanted:
-            return
-        path = _repro_path(directory, name, stage.name, chunk)
-        try:
-            write_atomic(path, print_ir(module.operation), make_parents=True)
-        except OSError:
-            return
-        note(f"repro: {_repro_command(path, args, pipeline, stage.name)}")
-
-    return before_stage
-
-
-def _run_chunk(
-    chunk: str, name: str, pipeline, args, stderr: TextIO, index: int | None = None
-) -> str:
+def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO, before_stage) -> str:
     from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_pass_pipeline, run_stages
 
-    before_stage = _crash_repro_hook(name, args, pipeline, index)
     if pipeline is None:
         return run_pass_pipeline(
             chunk,

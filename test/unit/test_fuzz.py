@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from pytest_mlirpipe.errors import MlirpipeError, PipelineSpecError
 from pytest_mlirpipe.filetests.config import read_settings
 from pytest_mlirpipe.filetests.expect import judge, read_expectations
-from pytest_mlirpipe.filetests.lit_runner import FileVerdict, RunStep, steps_of
-from pytest_mlirpipe.filetests.report import format_failure
+from pytest_mlirpipe.filetests.failure import format_failure
+from pytest_mlirpipe.filetests.verdict import FileVerdict, RunStep, steps_of
 from pytest_mlirpipe.lowering.pipeline_text import (
     PipelineSyntaxError,
     parse_options,

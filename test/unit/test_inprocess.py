@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlirpipe.filetests.lit_runner import LitSession
+from pytest_mlirpipe.filetests.runner import FileTestRunner
 from pytest_mlirpipe.lowering.prefix_cache import prefix_cache
 from pytest_mlirpipe.lowering.stages import run_stages
+from pytest_mlirpipe.options import RunConfig
 
 IR = (
     "func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -76,16 +77,16 @@ def _comparable(verdict):
 
 @pytest.mark.parametrize("name", sorted(RUN_LINES))
 def test_in_process_tools_match_subprocesses(name, files, tmp_path):
-    lit_way = LitSession(tmp_path, isolation="subprocess").run(files[name])
-    here = LitSession(tmp_path, isolation="none").run(files[name])
+    lit_way = FileTestRunner(tmp_path, RunConfig(isolation="subprocess")).run(files[name])
+    here = FileTestRunner(tmp_path, RunConfig(isolation="none")).run(files[name])
 
     assert here.in_process >= 1 and here.subprocesses == 0
     assert _comparable(here) == _comparable(lit_way)
 
 
 def test_the_verdicts_cover_passing_and_failing_lines(files, tmp_path):
-    session = LitSession(tmp_path, isolation="none")
-    codes = {name: session.run(path).code for name, path in files.items()}
+    runner = FileTestRunner(tmp_path, RunConfig(isolation="none"))
+    codes = {name: runner.run(path).code for name, path in files.items()}
 
     failing = {"tool-fails", "check-fails", "not-passes", "usage-error", "bad-input"}
     assert {n for n, c in codes.items() if c == "FAIL"} == failing
@@ -93,8 +94,8 @@ def test_the_verdicts_cover_passing_and_failing_lines(files, tmp_path):
 
 
 def test_a_forked_run_gives_the_in_process_verdict(files, tmp_path):
-    forked = LitSession(tmp_path, isolation="fork").run(files["check-fails"])
-    here = LitSession(tmp_path, isolation="none").run(files["check-fails"])
+    forked = FileTestRunner(tmp_path, RunConfig(isolation="fork")).run(files["check-fails"])
+    here = FileTestRunner(tmp_path, RunConfig(isolation="none")).run(files["check-fails"])
 
     assert _comparable(forked) == _comparable(here)
     assert forked.crash == ""
@@ -117,10 +118,10 @@ def _file(tmp_path: Path, pass_name: str) -> Path:
 
 
 def test_an_abort_fails_only_its_file_and_says_where(crashing_passes, tmp_path):
-    session = LitSession(tmp_path / "exec", isolation="fork")
+    runner = FileTestRunner(tmp_path / "exec", RunConfig(isolation="fork"))
 
-    verdict = session.run(_file(tmp_path, "crash-abort"))
-    after = session.run(_file(tmp_path, "canonicalize"))
+    verdict = runner.run(_file(tmp_path, "crash-abort"))
+    after = runner.run(_file(tmp_path, "canonicalize"))
 
     assert verdict.code == "FAIL"
     assert verdict.crash.startswith(
@@ -132,17 +133,19 @@ def test_an_abort_fails_only_its_file_and_says_where(crashing_passes, tmp_path):
 
 
 def test_a_pass_that_calls_exit_is_reported_with_its_status(crashing_passes, tmp_path):
-    verdict = LitSession(tmp_path / "exec", isolation="fork").run(_file(tmp_path, "crash-exit"))
+    verdict = FileTestRunner(tmp_path / "exec", RunConfig(isolation="fork")).run(
+        _file(tmp_path, "crash-exit")
+    )
 
     assert verdict.code == "FAIL"
     assert verdict.crash.startswith("exited with status 3, while running RUN line 1: ")
 
 
 def test_a_hang_is_a_timeout_that_says_where(crashing_passes, tmp_path):
-    session = LitSession(tmp_path / "exec", isolation="fork", timeout=1.0)
+    runner = FileTestRunner(tmp_path / "exec", RunConfig(isolation="fork", timeout=1.0))
 
     start = time.perf_counter()
-    verdict = session.run(_file(tmp_path, "crash-hang"))
+    verdict = runner.run(_file(tmp_path, "crash-hang"))
 
     assert time.perf_counter() - start < 20
     assert verdict.code == "TIMEOUT"

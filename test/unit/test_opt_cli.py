@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlirpipe.tools import opt
 from pytest_mlirpipe.lowering.catalog import PIPELINES_PATH_ENV
+from pytest_mlirpipe.tools import opt
 
 BUFFERIZE_PASSES = (
     "func.func(tm-tensor-bufferize),"

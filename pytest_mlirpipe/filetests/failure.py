@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 from .config import tool_commands
-from .lit_runner import FileVerdict, RunStep
+from .verdict import FileVerdict, RunStep
 
 HEADS = {
     "XPASS": "XPASS: the file passed but its XFAIL line expects a failure",

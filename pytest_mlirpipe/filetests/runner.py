@@ -1,0 +1,272 @@
+"""Run one RUN/CHECK file exactly as lit would: lit's discovery, parser, shell and verdicts."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import os
+import threading
+import warnings
+from pathlib import Path
+
+from ..options import RunConfig
+from .config import configure
+from .format import CONTAINED_PARAM, PIPELINES_PARAM, with_own_config
+from .verdict import FileVerdict, steps_of
+
+
+class FileTestRunner:
+    """Runs RUN/CHECK files the way lit does, one `run(path)` per file, with one LitConfig and
+    one cache of discovered suites for the whole run.
+
+    `config` is the pytest run's configuration; without one (the showcase, benchmarks) the
+    defaults apply and a file outside any lit suite reads the nearest ini's settings.
+    """
+
+    def __init__(self, exec_root: str | os.PathLike, config: RunConfig | None = None):
+        self.exec_root = Path(exec_root).resolve()  # lit wants absolute paths
+        self.config = config or RunConfig()
+        self._settings = config.suite if config is not None else None
+        params = {}
+        if self.config.pipeline_dirs:  # the format puts them on the RUN lines' search path
+            params[PIPELINES_PARAM] = os.pathsep.join(self.config.pipeline_dirs)
+        self.lit_config = _lit_config(params)
+        # For runs in a contained child, whose parent enforces the time limits.
+        self._contained_lit_config = _lit_config({**params, CONTAINED_PARAM: "1"})
+        self._cache: dict = {}
+        self._warm = False
+        self._lock = threading.Lock()
+
+    def make_test(self, path: Path):
+        """lit's Test for `path`: the suite of the nearest lit.cfg.py, else our default config."""
+        import lit.discovery
+        import lit.Test
+        import lit.TestingConfig
+
+        with self._lock:
+            suite, in_suite = lit.discovery.getTestSuite(str(path), self.lit_config, self._cache)
+            if suite is None:
+                config = lit.TestingConfig.TestingConfig.fromdefaults(self.lit_config)
+                configure(
+                    config,
+                    source_root=path.parent,
+                    exec_root=self.exec_root,
+                    settings=self._settings,
+                )
+                suite = lit.Test.TestSuite(
+                    "mlirpipe", str(path.parent), str(self.exec_root), config
+                )
+                in_suite = (path.name,)
+                local = config
+            else:
+                local = lit.discovery.getLocalConfig(
+                    suite, in_suite[:-1], self.lit_config, self._cache
+                )
+        return lit.Test.Test(suite, in_suite, local)
+
+    def run(self, path: Path) -> FileVerdict:
+        """lit's verdict on the file. Known tools run in-process (in a forked child with
+        `fork` isolation); if that child crashes, the file is run again the way lit runs it,
+        with every tool a subprocess, so the verdict is lit's and the crash is reported."""
+        from .. import contain
+        from .expect import read_expectations
+
+        isolation = self.config.isolation
+        if isolation == "subprocess":
+            return self._run_here(path, in_process=False)
+        if isolation == "none" or not contain.is_available():
+            return self._run_here(path, in_process=True)
+        self.make_test(path)  # warm the suite cache before forking: children inherit it
+        self._warm_up()
+        expected = read_expectations(path)
+        timeout = (expected.timeout if not expected.problems else None) or self.config.timeout
+        ended = contain.run_contained(
+            lambda: self._run_here(path, in_process=True, forked=True),
+            timeout=timeout or None,
+        )
+        if ended.ok:
+            return ended.value
+        if ended.kind == "timeout":
+            return _timed_out(path, ended, expected, timeout)
+        wants_repro = ended.kind == "crashed" and expected.kind != "crash"
+        repro = self._crash_repro(path, ended.notes) if wants_repro else ""
+        verdict = self._run_here(path, in_process=False)
+        detail = ended.detail.strip().splitlines()[-1] if ended.kind == "error" else ended.detail
+        return dataclasses.replace(verdict, crash=f"{detail}{_where(ended.notes)}", repro=repro)
+
+    def _crash_repro(self, path: Path, notes: tuple[str, ...]) -> str:
+        """After a crash in a stage: run the file once more in a child that writes that stage's
+        input IR under the test's output folder (`Output/NAME.repro/`) just before running it;
+        return the `mlirpipe-opt` command the child noted. Only crashes pay for this."""
+        import lit.TestRunner as TestRunner
+
+        from .. import contain
+        from ..tools.opt import CrashRepro
+
+        stage = _last_stage(notes)
+        if stage is None:
+            return ""
+        _, tmp_base = TestRunner.getTempPaths(self.make_test(path))
+        repro = CrashRepro(Path(tmp_base + ".repro"), stage)
+        ended = contain.run_contained(
+            lambda: self._run_here(path, in_process=True, forked=True, crash_repro=repro),
+            timeout=self.config.timeout or None,
+        )
+        found = [n for n in ended.notes if n.startswith("repro: ")]
+        return found[-1][len("repro: ") :] if found else ""
+
+    def _warm_up(self) -> None:
+        """Load, once in this process, what every forked child would otherwise load again."""
+        if self._warm:
+            return
+        self._warm = True
+        import filecheck.main
+        import filecheck.matcher  # noqa: F401
+
+        from ..lowering import stages  # noqa: F401
+        from ..lowering.catalog import catalog_for
+        from ..lowering.spec import PipelineSpecError
+        from ..tools import opt  # noqa: F401
+
+        with contextlib.suppress(PipelineSpecError):  # reported by the tests that use it
+            # the catalog the RUN lines will ask for: the run's folders on the search path
+            catalog_for(self.config.pipeline_dirs)
+
+    def _run_here(
+        self, path: Path, in_process: bool, forked: bool = False, crash_repro=None
+    ) -> FileVerdict:
+        """Execute the file's RUN lines with lit's internal shell and return lit's verdict.
+        `crash_repro` (a tools.opt.CrashRepro) makes `mlirpipe-opt` write a stage's input."""
+        import time
+
+        import lit.Test
+
+        test = self.make_test(path)
+        if self.config.timeout and not in_process:
+            with_own_config(test, maxIndividualTestTime=self.config.timeout)
+        start = time.perf_counter()
+        if test.config.unsupported:
+            trace = None
+            result = lit.Test.Result(
+                lit.Test.UNSUPPORTED, "the suite's config marks it unsupported"
+            )
+        else:
+            # A forked child's parent enforces the time limits (see MlirShTest).
+            lit_config = self._contained_lit_config if forked else self.lit_config
+            with _shell(in_process, forked, crash_repro) as trace:
+                result = test.config.test_format.execute(test, lit_config)
+            if isinstance(result, tuple):
+                result = lit.Test.Result(*result)
+        result.elapsed = time.perf_counter() - start
+        test.setResult(result)  # lit's own XFAIL/XPASS logic
+        code = test.result.code
+        return FileVerdict(
+            code.name,
+            test.result.output or "",
+            code.isFailure,
+            result.elapsed,
+            steps_of(trace.results, trace.stdins) if trace else (),
+            in_process=trace.in_process if trace else 0,
+            subprocesses=trace.subprocesses if trace else 0,
+        )
+
+
+def _lit_config(params: dict[str, str]):
+    import lit.LitConfig
+
+    return lit.LitConfig.LitConfig(
+        progname="pytest-mlirpipe",
+        path=[],
+        diagnostic_level="error",
+        useValgrind=False,
+        valgrindLeakCheck=False,
+        valgrindArgs=[],
+        noExecute=False,
+        debug=False,
+        isWindows=False,
+        order="lexical",
+        params=dict(params),
+    )
+
+
+@contextlib.contextmanager
+def _shell(in_process: bool, forked: bool, crash_repro):
+    """lit's internal shell for one file, recording what its commands did; known tools run
+    in-process (with a stage prefix cache) when `in_process`."""
+    from ..lowering.prefix_cache import prefix_cache
+    from .inprocess import in_process_tools
+
+    with contextlib.ExitStack() as scope:
+        # lit's internal shell leaves pipe files to the garbage collector.
+        scope.enter_context(warnings.catch_warnings())
+        warnings.simplefilter("ignore", ResourceWarning)
+        if in_process:
+            trace = scope.enter_context(in_process_tools(crash_repro))
+            scope.enter_context(prefix_cache())
+        else:
+            trace = scope.enter_context(_recording())
+        if forked:
+            gc.disable()  # the child exits right after; collecting would only cost
+        yield trace
+        if not forked:
+            gc.collect()
+
+
+@contextlib.contextmanager
+def _recording():
+    """Keep the command results of lit's shell (tools stay subprocesses)."""
+    import lit.TestRunner as TestRunner
+
+    from .inprocess import ShellTrace
+
+    original = TestRunner.executeShCmd
+    trace = ShellTrace()
+
+    def execute_top(cmd, shenv, results, timeout=0):
+        trace.results = results
+        return original(cmd, shenv, results, timeout)
+
+    TestRunner.executeShCmd = execute_top
+    try:
+        yield trace
+    finally:
+        TestRunner.executeShCmd = original
+
+
+def _timed_out(path: Path, ended, expected, timeout: float) -> FileVerdict:
+    """The verdict on a file whose contained run hit its time limit."""
+    from .expect import judge
+
+    limit = (
+        f"MLIRPIPE-TIMEOUT at line {expected.timeout_line}"
+        if expected.timeout and not expected.problems
+        else "mlirpipe_timeout"
+    )
+    code, output = judge(
+        "TIMEOUT",
+        f"no verdict after {timeout:g} s ({limit}){_where(ended.notes)}",
+        expected,
+        str(path),
+    )
+    return FileVerdict(code, output, code == "TIMEOUT", ended.seconds)
+
+
+def _last_stage(notes: tuple[str, ...]) -> str | None:
+    """The stage that ran last in the last RUN line (None when it ended between stages)."""
+    for n in reversed(notes):
+        if n.startswith("RUN"):
+            return None
+        if n.startswith("stage"):
+            return n
+    return None
+
+
+def _where(notes: tuple[str, ...]) -> str:
+    """', while running RUN line N (stage S of P)' from the child's last progress notes."""
+    run = next((n for n in reversed(notes) if n.startswith("RUN")), None)
+    stage = _last_stage(notes)
+    if run is None and stage is None:
+        return ""
+    parts = [p for p in (run, stage) if p]
+    return ", while running " + ", ".join(parts)

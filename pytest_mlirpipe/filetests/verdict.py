@@ -1,0 +1,79 @@
+"""What lit said about one RUN/CHECK file: its verdict, and each RUN line's commands as run."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """One command of a RUN line as the shell ran it (after substitutions)."""
+
+    args: tuple[str, ...]
+    exit_code: int
+    stdout: str
+    stderr: str
+    stdin: str | None = None  # known when the command ran in-process
+
+
+@dataclass(frozen=True, slots=True)
+class RunStep:
+    """One RUN line: its line number, the command after substitutions, what its commands did."""
+
+    line: int | None
+    command: str
+    results: tuple[CommandResult, ...]
+
+    @property
+    def failed(self) -> bool:
+        return any(r.exit_code != 0 for r in self.results)
+
+
+@dataclass(frozen=True, slots=True)
+class FileVerdict:
+    """lit's verdict on one file: code name (PASS, FAIL, XFAIL, ...), its output, and the RUN
+    lines as run (for reports)."""
+
+    code: str
+    output: str
+    is_failure: bool
+    elapsed: float | None = None
+    steps: tuple[RunStep, ...] = ()
+    crash: str = ""  # how the in-process run ended when it did not return (signal, status)
+    repro: str = ""  # after a crash: the mlirpipe-opt command on the crashing stage's input
+    in_process: int = 0  # pipelines run inside the process
+    subprocesses: int = 0  # pipelines run as processes
+
+
+_RUN_AT = re.compile(r"^# (?:RUN: at line (\d+)|.*)$")
+
+
+def steps_of(results, stdins: dict[int, str] | None = None) -> tuple[RunStep, ...]:
+    """Group lit's ShellCommandResults (`@echo '# RUN: at line N'`, `@echo CMD`, then the
+    command's own results) into RUN lines."""
+    steps: list[RunStep] = []
+    line: int | None = None
+    command: str | None = None
+    own: list[CommandResult] = []
+
+    def flush() -> None:
+        if command is not None:
+            steps.append(RunStep(line, command, tuple(own)))
+
+    for r in results or ():
+        args = [str(a) for a in r.command.args]
+        if args and args[0] == "@echo":
+            text = (r.stdout or "").rstrip("\n")
+            m = _RUN_AT.match(text)
+            if m and text.startswith("# "):
+                flush()
+                line = int(m.group(1)) if m.group(1) else None
+                command, own = None, []
+            elif command is None:
+                command = text
+            continue
+        stdin = (stdins or {}).get(id(r))
+        own.append(CommandResult(tuple(args), int(r.exitCode or 0), r.stdout, r.stderr, stdin))
+    flush()
+    return tuple(steps)

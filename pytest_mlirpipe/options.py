@@ -1,0 +1,329 @@
+"""Every option of a run, declared once: pytest flags and ini keys, `mlirpipe` flags, RunConfig."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import Problem, UsageError
+
+DEFAULT_SUFFIXES = (".mlir",)
+ISOLATION_MODES = ("fork", "none", "subprocess")
+NATIVE_MODES = ("jit", "aot")
+GROUP = ("mlirpipe", "MLIR lowering-pipeline tests (pytest-mlirpipe)")
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option: `--mlirpipe-NAME` and the ini key `mlirpipe_NAME` under pytest, and `cli`,
+    its flag in the `mlirpipe` / `mlirpipe-opt` commands (which keep their own shorter names)."""
+
+    name: str  # snake_case
+    help: str
+    flag: bool = True  # has a --mlirpipe-NAME flag
+    ini: str | None = "string"  # pytest's ini type ("string", "args", "linelist", "paths", "bool")
+    default: Any = None  # of the ini key, and of the `mlirpipe` flag
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    action: str | None = None  # "append" or "store_true"
+    type: Callable[[str], Any] | None = None
+    shown_default: str | None = None  # "(default X)" in the flag's help
+    ini_help: str | None = None  # when the ini key reads differently from the flag
+    cli: str | None = None
+    cli_help: str | None = None  # when the `mlirpipe` flag means more (or less) than the help
+
+    @property
+    def flag_name(self) -> str:
+        return "--mlirpipe-" + self.name.replace("_", "-")
+
+    @property
+    def ini_name(self) -> str:
+        return "mlirpipe_" + self.name
+
+    def flag_help(self) -> str:
+        notes = ["repeatable"] if self.action == "append" else []
+        if self.shown_default is not None:
+            notes.append(f"default {self.shown_default}")
+        if self.ini:
+            notes.append(f"ini: {self.ini_name}")
+        return f"{self.help} ({'; '.join(notes)})" if notes else self.help
+
+
+# Declared by the file-test plugin; the pipeline dirs, isolation and timeout also apply to
+# execution tests.
+FILE_TEST_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "pipelines",
+        "extra directory of pipelines/*.toml",
+        ini="paths",
+        default=(),
+        metavar="DIR",
+        action="append",
+        ini_help="extra directories of pipelines/*.toml",
+        cli="--pipelines-dir",
+        cli_help="also look for pipelines/*.toml in DIR (repeatable; also "
+        "$MLIRPIPE_PIPELINES_PATH)",
+    ),
+    Option(
+        "suffixes",
+        "comma-separated suffixes of RUN/CHECK files to collect",
+        ini="args",
+        default=DEFAULT_SUFFIXES,
+        metavar="LIST",
+        shown_default=",".join(DEFAULT_SUFFIXES),
+        ini_help="suffixes of RUN/CHECK files to collect",
+    ),
+    Option(
+        "tools",
+        "tools RUN lines may name: NAME (found in mlirpipe_tool_dirs or PATH) or NAME=COMMAND",
+        flag=False,
+        ini="linelist",
+        default=(),
+    ),
+    Option(
+        "tool_dirs",
+        "directories searched for mlirpipe_tools",
+        flag=False,
+        ini="args",
+        default=(),
+    ),
+    Option(
+        "features",
+        "extra features for REQUIRES/UNSUPPORTED",
+        flag=False,
+        ini="args",
+        default=(),
+    ),
+    Option(
+        "isolation",
+        "how RUN lines run: fork (default: known tools in-process, in a forked child per "
+        "file), none (in this process), subprocess (every tool a process, as lit does)",
+        default="fork",
+        choices=ISOLATION_MODES,
+        ini_help="fork, none or subprocess",
+    ),
+    Option(
+        "timeout",
+        "per-file time limit, 0 for none",
+        default="0",
+        metavar="SECONDS",
+        shown_default="0",
+        ini_help="per-file time limit in seconds (0: none)",
+    ),
+)
+# Declared by the execution plugin (the `mlirpipe` fixture); several are `mlirpipe run` flags too.
+EXECUTION_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "json",
+        "write every execution outcome (verdict, errors, timings) to PATH as JSON",
+        ini=None,
+        metavar="PATH",
+        cli="--json",
+    ),
+    Option(
+        "time",
+        "time each execution case against torch eager",
+        ini="bool",
+        default=False,
+        action="store_true",
+        cli="--no-time",
+        cli_help="compare only, do not time",
+    ),
+    Option(
+        "threads",
+        "threads for torch and the BLAS library while timing",
+        default="1",
+        metavar="N",
+        type=int,
+        shown_default="1",
+        cli="--threads",
+    ),
+    Option(
+        "mode",
+        "native code by ExecutionEngine JIT or as a linked shared library",
+        default="jit",
+        choices=NATIVE_MODES,
+        shown_default="jit",
+        ini_help="jit or aot",
+        cli="--mode",
+    ),
+    Option(
+        "cache_dir",
+        "where compiled artifacts are kept",
+        default="",
+        metavar="DIR",
+        shown_default="$MLIRPIPE_CACHE_DIR or ~/.cache/pytest-mlirpipe/artifacts",
+        ini_help="directory of compiled artifacts",
+    ),
+    Option("no_cache", "compile every execution case afresh", ini=None, action="store_true"),
+)
+OPTIONS = FILE_TEST_OPTIONS + EXECUTION_OPTIONS
+BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def add_pytest_options(parser: Any, options: Sequence[Option]) -> None:
+    """The `--mlirpipe-*` flags (in one group) and `mlirpipe_*` ini keys of `options` on
+    pytest's parser."""
+    group = parser.getgroup(*GROUP)
+    for o in options:
+        if o.flag:
+            kwargs: dict[str, Any] = {"help": o.flag_help()}
+            if o.action:
+                kwargs["action"] = o.action
+            for key in ("metavar", "choices", "type"):
+                if getattr(o, key) is not None:
+                    kwargs[key] = getattr(o, key)
+            # None: not given (the ini key decides); a switch without an ini key is a plain bool.
+            kwargs["default"] = [] if o.action == "append" else None
+            if o.action == "store_true" and not o.ini:
+                kwargs["default"] = False
+            group.addoption(o.flag_name, **kwargs)
+    for o in options:
+        if o.ini:
+            default = list(o.default) if isinstance(o.default, tuple) else o.default
+            ini_type = None if o.ini == "string" else o.ini
+            parser.addini(o.ini_name, o.ini_help or o.help, type=ini_type, default=default)
+
+
+def add_cli_options(parser: Any, *names: str) -> None:
+    """The `mlirpipe` flags of the options `names` on an argparse parser."""
+    for name in names:
+        o = BY_NAME[name]
+        assert o.cli is not None, f"option {name} has no `mlirpipe` flag"
+        kwargs: dict[str, Any] = {"help": o.cli_help or _with_default(o)}
+        if o.action:
+            kwargs["action"] = o.action
+        for key in ("metavar", "choices", "type"):
+            if getattr(o, key) is not None:
+                kwargs[key] = getattr(o, key)
+        if o.action == "append":
+            kwargs["default"] = []
+        elif o.action is None:
+            kwargs["default"] = o.default
+        parser.add_argument(o.cli, **kwargs)
+
+
+def _with_default(o: Option) -> str:
+    return f"{o.help} (default {o.shown_default})" if o.shown_default else o.help
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteSettings:
+    """The `mlirpipe_*` ini keys a lit suite applies under both runners (pytest reads them with
+    its ini handling, lit.cfg.py through `filetests.config.read_settings`)."""
+
+    tools: tuple[str, ...] = ()  # "NAME" (found in tool_dirs or PATH) or "NAME=COMMAND"
+    tool_dirs: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = DEFAULT_SUFFIXES
+    base: str = "."  # relative paths are relative to the ini file's folder
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """A pytest run's configuration, read once from its flags and ini keys; the RUN/CHECK file
+    tests and the `mlirpipe` fixture both receive it."""
+
+    suite: SuiteSettings = SuiteSettings()
+    pipeline_dirs: tuple[str, ...] = ()  # the flags' first, then the ini's
+    isolation: str = "fork"
+    timeout: float = 0.0  # seconds per file (and per compiled-code run); 0: none
+    json_path: str | None = None
+    time: bool = False
+    threads: int = 1
+    mode: str = "jit"
+    cache_dir: str = ""  # "": $MLIRPIPE_CACHE_DIR or the user's cache folder
+    no_cache: bool = False
+
+
+class OptionValueError(ValueError):
+    """An option's value is not accepted; the message quotes it and what is."""
+
+
+# (option) -> the flag's value, None when not given / the ini key's value or its default
+Lookup = Callable[[Option], Any]
+
+
+def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
+    """The run's configuration from its flags (`flag`) and ini keys (`ini`), checked: a flag
+    that is given wins over the ini key. Raises OptionValueError on a value not accepted."""
+    threads = _threads(_given(flag, ini, "threads"))
+    mode = _given(flag, ini, "mode")
+    if mode not in NATIVE_MODES:
+        raise OptionValueError(f"error: mlirpipe_mode must be 'jit' or 'aot', not '{mode}'")
+    suite = SuiteSettings(
+        tools=tuple(ini(BY_NAME["tools"])),
+        tool_dirs=tuple(ini(BY_NAME["tool_dirs"])),
+        features=tuple(ini(BY_NAME["features"])),
+        suffixes=_suffixes(flag(BY_NAME["suffixes"]), ini(BY_NAME["suffixes"])),
+        base=base,
+    )
+    isolation = _given(flag, ini, "isolation")
+    if isolation not in ISOLATION_MODES:
+        raise OptionValueError(
+            f"mlirpipe: mlirpipe_isolation must be one of {', '.join(ISOLATION_MODES)}, "
+            f"got {isolation!r}"
+        )
+    time = flag(BY_NAME["time"])
+    return RunConfig(
+        suite=suite,
+        pipeline_dirs=(
+            *(str(p) for p in flag(BY_NAME["pipelines"]) or ()),
+            *(str(p) for p in ini(BY_NAME["pipelines"])),
+        ),
+        isolation=isolation,
+        timeout=_timeout(_given(flag, ini, "timeout")),
+        json_path=flag(BY_NAME["json"]),
+        time=bool(ini(BY_NAME["time"]) if time is None else time),
+        threads=threads,
+        mode=mode,
+        cache_dir=str(_given(flag, ini, "cache_dir") or ""),
+        no_cache=bool(flag(BY_NAME["no_cache"])),
+    )
+
+
+def _given(flag: Lookup, ini: Lookup, name: str) -> Any:
+    """The flag's value, or the ini key's when the flag is not given (or given empty, or 0)."""
+    return flag(BY_NAME[name]) or ini(BY_NAME[name])
+
+
+def _suffixes(flag_text: str | None, ini_words: Sequence[str]) -> tuple[str, ...]:
+    if flag_text:
+        suffixes = tuple(s.strip() for s in flag_text.split(",") if s.strip())
+    else:
+        suffixes = tuple(ini_words)
+    bad = [s for s in suffixes if not s.startswith(".")]
+    if bad:
+        raise OptionValueError(
+            f"mlirpipe: suffixes must start with '.', got {', '.join(repr(b) for b in bad)} "
+            "(e.g. --mlirpipe-suffixes=.mlir,.td)"
+        )
+    return suffixes
+
+
+def _timeout(text: Any) -> float:
+    try:
+        timeout = float(text)
+        if timeout < 0:
+            raise ValueError
+    except ValueError:
+        raise OptionValueError(
+            f"mlirpipe: the timeout must be a number of seconds >= 0 (0: none), "
+            f"got {text!r} (--mlirpipe-timeout / mlirpipe_timeout)"
+        ) from None
+    return timeout
+
+
+def _threads(text: Any) -> int:
+    try:
+        threads = int(text)
+        if threads < 1:
+            raise ValueError
+    except ValueError:
+        problem = Problem(
+            f"mlirpipe_threads must be a positive integer, not '{text}'",
+            hint="e.g. --mlirpipe-threads 2",
+        )
+        raise OptionValueError(UsageError(problem).format()) from None
+    return threads

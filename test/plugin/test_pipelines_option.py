@@ -1,0 +1,63 @@
+"""--mlirpipe-pipelines / mlirpipe_pipelines: RUN lines find the folder's pipelines under every
+isolation, in-process or as processes, and the test process's environment is left as it was."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+PIPELINE = """\
+[pipeline]
+name = "tidy-only"
+description = "one stage of canonicalize"
+input = "linalg-on-tensors"
+output = "linalg-on-tensors"
+
+[[stage]]
+name = "tidy"
+reason = "folds what folds"
+passes = ["canonicalize"]
+"""
+TEST = """\
+// RUN: mlirpipe-opt %s --pipeline tidy-only | filecheck %s
+// CHECK: arith.addf
+func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %arg0, %arg0 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    (pytester.path / "pipes").mkdir()
+    (pytester.path / "pipes" / "tidy-only.toml").write_text(PIPELINE)
+    (pytester.path / "uses_folder.mlir").write_text(TEST)
+    return pytester
+
+
+@pytest.mark.parametrize("isolation", ["fork", "none", "subprocess"])
+def test_the_flag_puts_the_folder_on_the_run_lines_search_path(suite, isolation):
+    before = os.environ.get("MLIRPIPE_PIPELINES_PATH")
+    pipes = suite.path / "pipes"  # RUN lines run in the test's output folder
+    result = suite.runpytest(
+        f"--mlirpipe-pipelines={pipes}",
+        f"--mlirpipe-isolation={isolation}",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1)
+    assert os.environ.get("MLIRPIPE_PIPELINES_PATH") == before
+
+
+def test_the_ini_key_puts_the_folder_on_the_run_lines_search_path(suite):
+    suite.makeini("[pytest]\nmlirpipe_pipelines = pipes\n")
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_without_the_folder_the_pipeline_is_unknown(suite):
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*unknown pipeline 'tidy-only'*"])

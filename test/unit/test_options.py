@@ -1,0 +1,108 @@
+"""One declaration of every option: the RunConfig read from flags and ini keys, the messages of
+bad values, and the `mlirpipe` flags built from the same entries."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pytest
+
+from pytest_mlirpipe.options import (
+    BY_NAME,
+    OPTIONS,
+    Option,
+    OptionValueError,
+    RunConfig,
+    add_cli_options,
+    read_run_config,
+)
+
+
+def _read(flags: dict[str, Any] | None = None, ini: dict[str, Any] | None = None) -> RunConfig:
+    """The RunConfig of these flag and ini values (the rest: not given / the ini defaults)."""
+    flags, ini = flags or {}, ini or {}
+
+    def flag(o: Option) -> Any:
+        return flags.get(o.name, [] if o.action == "append" else None)
+
+    def ini_value(o: Option) -> Any:
+        default = list(o.default) if isinstance(o.default, tuple) else o.default
+        return ini.get(o.name, default)
+
+    return read_run_config(flag, ini_value, base="/repo")
+
+
+def test_without_flags_or_ini_keys_the_defaults_apply():
+    config = _read()
+    assert config == RunConfig(suite=config.suite)
+    assert config.suite.suffixes == (".mlir",)
+    assert config.suite.base == "/repo"
+
+
+def test_a_flag_wins_over_the_ini_key_and_pipeline_folders_add_up():
+    config = _read(
+        flags={"threads": 4, "isolation": "none", "pipelines": ["cli-dir"], "suffixes": ".td"},
+        ini={"threads": "2", "isolation": "subprocess", "pipelines": ["ini-dir"]},
+    )
+    assert (config.threads, config.isolation) == (4, "none")
+    assert config.pipeline_dirs == ("cli-dir", "ini-dir")
+    assert config.suite.suffixes == (".td",)
+
+
+def test_timing_is_on_with_the_flag_or_the_ini_key():
+    assert _read().time is False
+    assert _read(flags={"time": True}).time is True
+    assert _read(ini={"time": True}).time is True
+
+
+@pytest.mark.parametrize(
+    ("ini", "message"),
+    [
+        (
+            {"threads": "many"},
+            "error: mlirpipe_threads must be a positive integer, not 'many'\n"
+            "  hint: e.g. --mlirpipe-threads 2",
+        ),
+        ({"mode": "interpreted"}, "error: mlirpipe_mode must be 'jit' or 'aot', not 'interpreted'"),
+        (
+            {"isolation": "thread"},
+            "mlirpipe: mlirpipe_isolation must be one of fork, none, subprocess, got 'thread'",
+        ),
+        (
+            {"timeout": "-1"},
+            "mlirpipe: the timeout must be a number of seconds >= 0 (0: none), got '-1' "
+            "(--mlirpipe-timeout / mlirpipe_timeout)",
+        ),
+        (
+            {"suffixes": [".mlir", "td"]},
+            "mlirpipe: suffixes must start with '.', got 'td' (e.g. --mlirpipe-suffixes=.mlir,.td)",
+        ),
+    ],
+)
+def test_a_bad_value_is_rejected_with_the_accepted_form(ini, message):
+    with pytest.raises(OptionValueError) as caught:
+        _read(ini=ini)
+    assert str(caught.value) == message
+
+
+def test_the_mlirpipe_run_flags_come_from_the_same_declaration():
+    parser = argparse.ArgumentParser()
+    add_cli_options(parser, "mode", "threads", "time", "json", "pipelines")
+    defaults = parser.parse_args([])
+    assert vars(defaults) == {
+        "mode": "jit",
+        "threads": 1,
+        "no_time": False,
+        "json": None,
+        "pipelines_dir": [],
+    }
+    given = parser.parse_args(["--threads", "3", "--no-time", "--pipelines-dir", "a"])
+    assert (given.threads, given.no_time, given.pipelines_dir) == (3, True, ["a"])
+    assert BY_NAME["threads"].type is int
+
+
+def test_every_pytest_flag_and_ini_key_is_named_after_its_option():
+    flags = [o.flag_name for o in OPTIONS if o.flag]
+    assert "--mlirpipe-threads" in flags and "--mlirpipe-no-cache" in flags
+    assert {o.ini_name for o in OPTIONS if o.ini} >= {"mlirpipe_tools", "mlirpipe_cache_dir"}
