@@ -39,9 +39,9 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=512, help="MLP hidden width (default 512)")
     args = ap.parse_args()
 
+    from pytest_mlirpipe.lowering.catalog import catalog_for
     from pytest_mlirpipe.lowering.stages import run_stages
     from pytest_mlirpipe.mlir_env import new_context, parse_module, passmanager
-    from pytest_mlirpipe.lowering.catalog import catalog_for
 
     text = mlp_module(args.hidden)
     pipeline = catalog_for([]).get("refbackend")
