@@ -16,6 +16,16 @@ RUNNER_KEY = pytest.StashKey[FileTestRunner]()
 
 # user_properties key of a file whose in-process run crashed or timed out (then contained).
 CONTAINED = "mlirpipe_contained"
+# user_properties key of lit's result code for the file (PASS, FLAKYPASS, FAIL, UNRESOLVED, ...).
+VERDICT = "mlirpipe_verdict"
+# lit's codes that are not failures and are not a plain pass: pytest's outcome for each. Any
+# other code that lit does not count as a failure (PASS, FLAKYPASS, ...) passes.
+NOT_FAILING = {
+    "XFAIL": "xfailed",
+    "UNSUPPORTED": "skipped",
+    "SKIPPED": "skipped",
+    "EXCLUDED": "skipped",
+}
 
 
 class MlirFile(pytest.File):
@@ -37,16 +47,17 @@ class MlirItem(pytest.Item):
         contained = "timeout" if verdict.code == "TIMEOUT" else "crash" if verdict.crash else None
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))
-        if verdict.code == "PASS":
-            return
-        if verdict.code == "UNSUPPORTED":
-            pytest.skip(_reason(verdict.output) or "UNSUPPORTED")
-        if verdict.code == "XFAIL":
+        self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
+        if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
+            raise FileTestFailure(verdict)
+        outcome = NOT_FAILING.get(verdict.code, "passed")
+        if outcome == "skipped":
+            pytest.skip(_reason(verdict.output) or verdict.code)
+        if outcome == "xfailed":
             first = _reason(verdict.output)
             if "as MLIRPIPE-EXPECT:" in first:
                 pytest.xfail(f"XFAIL: {first}")
             pytest.xfail("XFAIL: failed as the file's XFAIL line expects")
-        raise FileTestFailure(verdict)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, FileTestFailure):

@@ -73,8 +73,8 @@ FEATURES = ("mlirpipe", "torch", "no-such-feature", "onnx")
 
 @dataclass(frozen=True)
 class GeneratedFile:
-    name: str
-    text: str
+    name: str  # relative to the suite's folder; a .mlir file is a test, others are inputs
+    text: str | bytes
 
 
 def _feature_expr(draw) -> str:
@@ -162,6 +162,8 @@ def generated_suite(draw, size: int, min_size: int | None = None) -> list[Genera
     return [draw(generated_file(name=f"g{i:04d}")) for i in range(count)]
 
 
+VERDICT = "mlirpipe_verdict"  # the junit property holding lit's code (pytest_mlirpipe.items)
+
 # --- running the suite -------------------------------------------------------------------------
 
 LIT_CFG = """\
@@ -202,9 +204,8 @@ class ParityResult:
         out = []
         for mode, verdicts in self.modes.items():
             for name, code in sorted(self.lit.items()):
-                want = PYTEST_OUTCOME.get(code, code)
                 got = verdicts.get(name, "missing")
-                if got != want:
+                if got not in (code, PYTEST_OUTCOME.get(code, code)):
                     out.append(f"{name}: lit {code}, pytest ({mode}) {got}")
         return out
 
@@ -215,8 +216,12 @@ def write_suite(folder: Path, files: Iterable[GeneratedFile]) -> list[str]:
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     names = []
     for f in files:
-        (folder / f.name).write_text(f.text, encoding="utf-8")
-        names.append(f.name)
+        target = folder / f.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = f.text.encode("utf-8") if isinstance(f.text, str) else f.text
+        target.write_bytes(data)
+        if target.suffix == ".mlir":
+            names.append(f.name)
     return names
 
 
@@ -248,24 +253,17 @@ def run_lit(folder: Path, jobs: int = 2) -> dict[str, str]:
 
 def run_pytest(folder: Path, *args: str) -> dict[str, str]:
     xml = folder / "build" / f"junit-{time.monotonic_ns()}.xml"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(folder),
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--junitxml={xml}",
-            *args,
-        ],
+    command = [sys.executable, "-m", "pytest", str(folder), "-q", "-p", "no:cacheprovider"]
+    ran = subprocess.run(
+        [*command, f"--junitxml={xml}", *args],
         cwd=folder,
         capture_output=True,
         text=True,
         check=False,
         env=_env(),
     )
+    if not xml.is_file():
+        raise RuntimeError(f"pytest {' '.join(args)} wrote no results:\n{ran.stdout}{ran.stderr}")
     return junit_outcomes(xml)
 
 
@@ -281,7 +279,9 @@ def junit_outcomes(xml: Path) -> dict[str, str]:
             outcome = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
         else:
             outcome = "passed"
-        outcomes[name] = outcome
+        # lit's own code when the plugin recorded it: the finest comparison there is.
+        codes = [p.get("value") for p in case.iter("property") if p.get("name") == VERDICT]
+        outcomes[name] = codes[-1] if codes else outcome
     return outcomes
 
 
