@@ -69,6 +69,36 @@ def _unresolved(path: Path, output: str) -> str | None:
     return None
 
 
+_SCRIPT_EXCEPTION = "Exception during script execution:"
+_NO_SUCH_FILE = re.compile(r"FileNotFoundError: \[Errno 2\] No such file or directory: '(?P<f>.*)'")
+
+
+def _script_exception(path: Path, verdict: FileVerdict, verbose: bool) -> str | None:
+    """lit's UNRESOLVED after an exception in its shell: the RUN line, the error, what to do
+    (lit's traceback only with -vv)."""
+    if _SCRIPT_EXCEPTION not in verdict.output:
+        return None
+    lines = [ln for ln in verdict.output.strip().splitlines() if ln.strip()]
+    error = lines[-1].strip()
+    step = verdict.steps[-1] if verdict.steps else None
+    line = step.line if step and step.line else 0
+    where = f"RUN line {line}" if line else "a RUN line"
+    out = [f"{path}:{line}: error: {where} could not run: {error}"]
+    if step:
+        out.append(f"  {user_command(step.command)}")
+    missing = _NO_SUCH_FILE.search(error)
+    if missing:
+        out.append(
+            f"  hint: a redirect reads '{missing.group('f')}', which does not exist; "
+            "write it in an earlier RUN line or fix its name"
+        )
+    if verbose:
+        out.append(verdict.output.rstrip())
+    else:
+        out.append("  (lit's traceback with -vv)")
+    return "\n".join(out)
+
+
 _EXPECT_MISSED = re.compile(r"^.*: error: MLIRPIPE-EXPECT: .*(?:\n  hint: .*)?$", re.M)
 
 
@@ -78,6 +108,9 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
         return f"{path}: FAIL: the file did not end as it expects\n{missed.group(0)}"
     step = failed_step(verdict) if verdict.code == "FAIL" else None
     if verdict.code == "UNRESOLVED":
+        crashed_shell = _script_exception(path, verdict, verbose)
+        if crashed_shell:
+            return f"{path}: UNRESOLVED: lit's shell could not run the script\n{crashed_shell}"
         message = _unresolved(path, verdict.output)
         if message:
             return f"{path}: {HEADS['UNRESOLVED']}\n{message}"

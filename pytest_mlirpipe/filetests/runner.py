@@ -6,8 +6,11 @@ import contextlib
 import dataclasses
 import gc
 import os
+import shutil
+import tempfile
 import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..options import RunConfig
@@ -20,8 +23,9 @@ class FileTestRunner:
     """Runs RUN/CHECK files the way lit does, one `run(path)` per file, with one LitConfig and
     one cache of discovered suites for the whole run.
 
-    `config` is the pytest run's configuration; without one (the showcase, benchmarks) the
-    defaults apply and a file outside any lit suite reads the nearest ini's settings.
+    `config` is the pytest run's configuration, whose suite settings apply to files outside
+    any lit suite; without one (the showcase) the defaults apply and such a file reads the
+    nearest ini's settings.
     """
 
     def __init__(self, exec_root: str | os.PathLike, config: RunConfig | None = None):
@@ -77,21 +81,25 @@ class FileTestRunner:
             return self._run_here(path, in_process=False)
         if isolation == "none" or not contain.is_available():
             return self._run_here(path, in_process=True)
-        self.make_test(path)  # warm the suite cache before forking: children inherit it
         self._warm_up()
         expected = read_expectations(path)
         timeout = (expected.timeout if not expected.problems else None) or self.config.timeout
-        ended = contain.run_contained(
-            lambda: self._run_here(path, in_process=True, forked=True),
-            timeout=timeout or None,
-        )
-        if ended.ok:
-            return ended.value
-        if ended.kind == "timeout":
-            return _timed_out(path, ended, expected, timeout)
-        wants_repro = ended.kind == "crashed" and expected.kind != "crash"
-        repro = self._crash_repro(path, ended.notes) if wants_repro else ""
-        verdict = self._run_here(path, in_process=False)
+        # The test's own %t files as they are now: a run repeated after a crash starts from
+        # them again, so what the crashed run appended cannot change the verdict.
+        with TempFiles.saved(self.make_test(path)) as temp:
+            ended = contain.run_contained(
+                lambda: self._run_here(path, in_process=True, forked=True),
+                timeout=timeout or None,
+            )
+            if ended.ok:
+                return ended.value
+            if ended.kind == "timeout":
+                return _timed_out(path, ended, expected, timeout)
+            wants_repro = ended.kind == "crashed" and expected.kind != "crash"
+            temp.restore()
+            repro = self._crash_repro(path, ended.notes) if wants_repro else ""
+            temp.restore()
+            verdict = self._run_here(path, in_process=False)
         detail = ended.detail.strip().splitlines()[-1] if ended.kind == "error" else ended.detail
         return dataclasses.replace(verdict, crash=f"{detail}{_where(ended.notes)}", repro=repro)
 
@@ -108,7 +116,7 @@ class FileTestRunner:
         if stage is None:
             return ""
         _, tmp_base = TestRunner.getTempPaths(self.make_test(path))
-        repro = CrashRepro(Path(tmp_base + ".repro"), stage)
+        repro = CrashRepro(Path(tmp_base + REPRO_SUFFIX), stage)
         ended = contain.run_contained(
             lambda: self._run_here(path, in_process=True, forked=True, crash_repro=repro),
             timeout=self.config.timeout or None,
@@ -141,6 +149,7 @@ class FileTestRunner:
         import time
 
         import lit.Test
+        from lit.worker import _execute_test_handle_errors
 
         test = self.make_test(path)
         if self.config.timeout and not in_process:
@@ -155,9 +164,9 @@ class FileTestRunner:
             # A forked child's parent enforces the time limits (see MlirShTest).
             lit_config = self._contained_lit_config if forked else self.lit_config
             with _shell(in_process, forked, crash_repro) as trace:
-                result = test.config.test_format.execute(test, lit_config)
-            if isinstance(result, tuple):
-                result = lit.Test.Result(*result)
+                # lit's own handling: an exception in the script (e.g. a redirect from a file
+                # that does not exist) is UNRESOLVED with the traceback, a tuple a Result.
+                result = _execute_test_handle_errors(test, lit_config)
         result.elapsed = time.perf_counter() - start
         test.setResult(result)  # lit's own XFAIL/XPASS logic
         code = test.result.code
@@ -270,3 +279,68 @@ def _where(notes: tuple[str, ...]) -> str:
         return ""
     parts = [p for p in (run, stage) if p]
     return ", while running " + ", ".join(parts)
+
+
+# Beside the test's own `%t` files: the input of the stage that crashed (see _crash_repro).
+REPRO_SUFFIX = ".repro"
+
+
+class TempFiles:
+    """A test's own temporary files (`%t`, `%t.*`, `%t/`), copied aside before an in-process
+    run and put back before the file is run again after a crash. Files outside `%t` (in `%T`
+    or the source folder) are not covered."""
+
+    def __init__(self, tmp_base: str):
+        self.folder = Path(tmp_base).parent
+        self.prefix = Path(tmp_base).name
+        self.copy: Path | None = None
+
+    @classmethod
+    @contextlib.contextmanager
+    def saved(cls, test) -> Iterator[TempFiles]:
+        import lit.TestRunner as TestRunner
+
+        temp = cls(TestRunner.getTempPaths(test)[1])
+        temp.save()
+        try:
+            yield temp
+        finally:
+            if temp.copy is not None:
+                shutil.rmtree(temp.copy, ignore_errors=True)
+
+    def _entries(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        own = self.prefix + REPRO_SUFFIX  # the crash repro we write is not the test's file
+        return [
+            p for p in self.folder.iterdir() if p.name.startswith(self.prefix) and p.name != own
+        ]
+
+    def save(self) -> None:
+        entries = self._entries()
+        if not entries:
+            return  # the common case: nothing to copy, and restoring means deleting
+        self.copy = Path(tempfile.mkdtemp(prefix=f".{self.prefix}.saved-", dir=self.folder))
+        for entry in entries:
+            _copy(entry, self.copy / entry.name)
+
+    def restore(self) -> None:
+        for entry in self._entries():
+            _remove(entry)
+        if self.copy is not None:
+            for entry in self.copy.iterdir():
+                _copy(entry, self.folder / entry.name)
+
+
+def _copy(source: Path, target: Path) -> None:
+    if source.is_dir() and not source.is_symlink():
+        shutil.copytree(source, target, symlinks=True)
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
