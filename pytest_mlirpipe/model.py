@@ -123,6 +123,9 @@ class Snapshot:
     seconds: float
     diagnostics: tuple[Diagnostic, ...] = ()
     text: LazyText = field(default_factory=LazyText)
+    # What the stage's passes printed (stdout, stderr), kept under a stage-prefix cache so a
+    # prefix served from it prints the same remarks and statistics again.
+    printed: tuple[str, str] = ("", "")
 
     @property
     def ir(self) -> str | None:

@@ -22,18 +22,10 @@ import lit.ShUtil as ShUtil
 import lit.TestRunner as TestRunner
 from lit.ShellEnvironment import ShellCommandResult, processRedirects
 
+from ..capture import Captured, capture_fds
+
 # (argv, stdin bytes, stdout stream, stderr stream) -> exit status
 Tool = Callable[[list[str], io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper], int]
-
-
-def _filecheck(argv, stdin, stdout, stderr) -> int:
-    from filecheck.main import main
-
-    try:
-        main(["filecheck", *argv])
-    except SystemExit as exc:
-        return _exit_status(exc.code, stderr)
-    return 0
 
 
 def _tools(crash_repro=None) -> dict[str, Tool]:
@@ -45,17 +37,12 @@ def _tools(crash_repro=None) -> dict[str, Tool]:
 
         return opt.run(argv, stdin, stdout, stderr, crash_repro=crash_repro)
 
-    return {"-mpytest_mlirpipe.tools.opt": opt, "-mfilecheck": _filecheck}
+    def check(argv, stdin, stdout, stderr) -> int:
+        from ..tools import filecheck
 
+        return filecheck.run(argv, stdin, stdout, stderr)
 
-def _exit_status(code, stderr) -> int:
-    """What a Python process exiting with SystemExit(code) returns to its parent."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    stderr.write(f"{code}\n")
-    return 1
+    return {"-mpytest_mlirpipe.tools.opt": opt, "-mpytest_mlirpipe.tools.filecheck": check}
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +140,14 @@ def _run_step(
         stderr == subprocess.STDOUT and stdout == subprocess.PIPE
     )
     err = out if merged else _stream(err_buf)
-    status = _call(step, data, out, err, shenv)
-    out_bytes, err_bytes = out_buf.getvalue(), err_buf.getvalue()
+    status, native = _call(step, data, out, err, shenv)
+    # What C++ wrote to the descriptors came first: it is printed while passes run, the
+    # tool's own text (the IR, its messages) when they are done.
+    if merged:
+        out_bytes, err_bytes = native.stdout + native.stderr + out_buf.getvalue(), b""
+    else:
+        out_bytes = native.stdout + out_buf.getvalue()
+        err_bytes = native.stderr + err_buf.getvalue()
     if stdout != subprocess.PIPE:
         _write(stdout, out_bytes)
         out_bytes = b""
@@ -194,11 +187,11 @@ def _output_files(opened_files: list) -> list:
     return found
 
 
-def _call(step: _Planned, data: bytes, out, err, shenv) -> int:
+def _call(step: _Planned, data: bytes, out, err, shenv) -> tuple[int, Captured]:
     """Run the tool with the shell's cwd and environment (`shenv.env`: the suite config's
     environment), as its own process would see them. The environment is swapped in for the
     call and put back: code deep in the tools (the pipeline search path, the pass modules)
-    reads os.environ."""
+    reads os.environ. What C and C++ code writes to descriptors 1 and 2 is captured too."""
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
@@ -210,11 +203,14 @@ def _call(step: _Planned, data: bytes, out, err, shenv) -> int:
         if saved_env != shenv.env:
             os.environ.clear()
             os.environ.update(shenv.env)
-        return step.tool(list(step.argv), stdin, out, err)
-    except Exception:
-        # What the interpreter does with an uncaught exception.
-        err.write(traceback.format_exc())
-        return 1
+        with capture_fds() as native:
+            try:
+                status = step.tool(list(step.argv), stdin, out, err)
+            except Exception:
+                # What the interpreter does with an uncaught exception.
+                err.write(traceback.format_exc())
+                status = 1
+        return status, native
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         os.chdir(saved_cwd)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
+import io
+import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from ..capture import Captured, capture_fds
 from ..contain import note
 from ..errors import PipelineSpecError, Problem, StageFailure, UsageError, did_you_mean
 from ..mlir_env import (
@@ -204,10 +209,47 @@ def run_stages(
         note(f"stage '{stages[i].name}' of pipeline '{pipeline.name}'")
         if before_stage is not None:
             before_stage(stages[i], module)
-        snapshots.append(_run_stage(job, i, module, ctx, snapshots))
-        if cache is not None:
-            cache.entries[job.key(i + 1)] = CachedPrefix(module.operation.clone(), tuple(snapshots))
+        if cache is None:
+            snapshots.append(_run_stage(job, i, module, ctx, snapshots))
+            continue
+        printed: list[str] = []
+        with _passing_on_output(printed):
+            snap = _run_stage(job, i, module, ctx, snapshots)
+        snapshots.append(dataclasses.replace(snap, printed=(printed[0], printed[1])))
+        cache.entries[job.key(i + 1)] = CachedPrefix(module.operation.clone(), tuple(snapshots))
     return StageRun(tuple(snapshots), module, ctx)
+
+
+@contextlib.contextmanager
+def _passing_on_output(record: list[str]) -> Iterator[None]:
+    """Record what the block's passes print, C++ included, and pass it on to this process's
+    Python streams (the in-process tool's); `record` gets [stdout, stderr] even on failure."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdout, sys.stderr
+    fds = None
+    try:
+        with capture_fds() as fds:
+            sys.stdout, sys.stderr = out, err
+            try:
+                yield
+            finally:
+                sys.stdout, sys.stderr = saved
+    finally:
+        native = fds or Captured()
+        record[:] = [
+            native.stdout.decode("utf-8", "replace") + out.getvalue(),
+            native.stderr.decode("utf-8", "replace") + err.getvalue(),
+        ]
+        _print_again(record[0], record[1])
+
+
+def _print_again(stdout: str, stderr: str) -> None:
+    """Write what passes printed to the current streams. The stage runner itself prints
+    nothing: this is the passes' own output, said once per RUN line as the process would."""
+    if stdout:
+        sys.stdout.write(stdout)
+    if stderr:
+        sys.stderr.write(stderr)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +307,8 @@ def _cached_prefix(job: _Job, cache: prefix_cache.PrefixCache) -> tuple:
         if hit is not None:
             cache.hits += 1
             cache.stages_reused += n
+            for snap in hit.snapshots:  # what those stages' passes printed, printed again
+                _print_again(*snap.printed)
             return n, hit.module.clone(), list(hit.snapshots)  # type: ignore[attr-defined]
     return 0, None, []
 

@@ -15,7 +15,7 @@ ROOT = Path(pytest_mlirpipe.__file__).parent
 
 # Lowest first: a module may import its own layer and the layers before it, never a later one.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("core", ("model", "errors", "atomic", "contain", "mlir_env", "options")),
+    ("core", ("model", "errors", "atomic", "capture", "contain", "mlir_env", "options")),
     ("lowering", ("lowering",)),
     ("execution", ("execution",)),
     ("tools", ("tools",)),
