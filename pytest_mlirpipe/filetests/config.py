@@ -1,4 +1,4 @@
-"""The one lit configuration both runners use: tools, substitutions, features, suffixes."""
+"""The one lit configuration pytest and lit use: tools, substitutions, features, suffixes."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ def tool_commands() -> dict[str, str]:
     later substitution matches inside an earlier one).
 
     Tools are run through this Python interpreter so the suite does not depend on PATH or on
-    shims; `FileCheck` is the Python FileCheck package.
+    shims; `FileCheck` is the Python FileCheck package (through tools/filecheck.py).
     """
     py = shlex.quote(sys.executable)
     return {
         "mlirpipe-opt": f"{py} -mpytest_mlirpipe.tools.opt",
         "mlirpipe": f"{py} -mpytest_mlirpipe.cli.main",
-        "FileCheck": f"{py} -mfilecheck",
-        "filecheck": f"{py} -mfilecheck",
+        "FileCheck": f"{py} -mpytest_mlirpipe.tools.filecheck",
+        "filecheck": f"{py} -mpytest_mlirpipe.tools.filecheck",
     }
 
 
