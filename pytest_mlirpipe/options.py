@@ -210,7 +210,7 @@ def _with_default(o: Option) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SuiteSettings:
-    """The `mlirpipe_*` ini keys a lit suite applies under both runners (pytest reads them with
+    """The `mlirpipe_*` ini keys a lit suite applies under pytest and lit (pytest reads them with
     its ini handling, lit.cfg.py through `filetests.config.read_settings`)."""
 
     tools: tuple[str, ...] = ()  # "NAME" (found in tool_dirs or PATH) or "NAME=COMMAND"

@@ -1,5 +1,5 @@
 """A file's MLIRPIPE-EXPECT and MLIRPIPE-TIMEOUT lines: an expected crash or hang, and the
-file's own time limit. lit ignores lines it does not know, so both runners read them here."""
+file's own time limit. lit ignores lines it does not know, so pytest and lit read them here."""
 
 from __future__ import annotations
 

@@ -1,0 +1,139 @@
+"""Files on which pytest once disagreed with lit, each run by lit and by pytest in every
+isolation mode and under xdist: the verdicts agree, and are the ones lit gives."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from parity import ADD, GeneratedFile, compare_runners, write_suite
+
+HERE = Path(__file__).parent
+
+MM_F32 = textwrap.dedent(
+    """\
+    func.func @mm(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+      %z = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<4x4xf32>
+      %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+      %r = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>)
+                         outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+      return %r : tensor<4x4xf32>
+    }
+    """
+)
+MM_I32 = MM_F32.replace("f32", "i32").replace("0.0 : i32", "0 : i32")
+BLAS_DEBUG_PIPELINE = """\
+[pipeline]
+name = "blas-debug"
+extends = "refbackend-blas"
+
+[[stage]]
+name = "matmul-to-blas"
+replaces = "matmul-to-blas"
+reason = "the same pass, saying why it leaves an op alone"
+passes = ["mlirpipe-matmul-to-blas{debug=true}"]
+"""
+DEBUG_RUN = (
+    "// RUN: mlirpipe-opt %s --pipelines-dir %S/pipelines --pipeline blas-debug "
+    "--stop-after matmul-to-blas 2>&1 | FileCheck %s\n"
+)
+STOP_AT_BLAS = "mlirpipe-opt %s --pipeline refbackend-blas --stop-after matmul-to-blas"
+
+# name -> (text, lit's verdict)
+FILES: dict[str, tuple[str | bytes, str]] = {
+    # C++ printing straight to the process's stderr (MLIR's print-op-stats).
+    "cxx-stderr.mlir": (
+        "// RUN: mlirpipe-opt %s --pass-pipeline='builtin.module(print-op-stats)' 2>&1 "
+        "| FileCheck %s\n// CHECK: Operations encountered\n// CHECK: arith.addf\n" + ADD,
+        "PASS",
+    ),
+    # An exported variable reaches the second lowering, served from the stage-prefix cache.
+    "export-between-runs.mlir": (
+        f"// RUN: {STOP_AT_BLAS} | FileCheck %s --check-prefix=DEFAULT\n"
+        "// RUN: export MLIRPIPE_BLAS_PREFIX=foo_\n"
+        f"// RUN: {STOP_AT_BLAS} | FileCheck %s --check-prefix=FOO\n"
+        "// DEFAULT: scipy_cblas_sgemm\n// FOO: foo_cblas_sgemm\n" + MM_F32,
+        "PASS",
+    ),
+    # Two identical lowerings: the second is served from the cache and says its remark again.
+    "remarks-twice.mlir": (DEBUG_RUN + DEBUG_RUN + "// CHECK: remark:\n" + MM_I32, "PASS"),
+    # Passes on its second try.
+    "retries.mlir": (
+        "// ALLOW_RETRIES: 2\n// RUN: echo x >> %t.log\n// RUN: FileCheck %s --input-file %t.log\n"
+        "// CHECK: x\n// CHECK-NEXT: x\n" + ADD,
+        "FLAKYPASS",
+    ),
+    # Redirects from a file no RUN line wrote.
+    "missing-input.mlir": ("// RUN: FileCheck %s < %t.missing\n// CHECK: x\n" + ADD, "UNRESOLVED"),
+    # A check file that is not UTF-8.
+    "not-utf8.mlir": (
+        b"// RUN: mlirpipe-opt %s --pass-pipeline='builtin.module(canonicalize)' | FileCheck %s\n"
+        b"// CHECK: arith.addf\n// caf\xe9\n" + ADD.encode(),
+        "FAIL",
+    ),
+}
+
+
+# Appends, then crashes in a test process (not in a fresh one): the file is run again, and
+# that run must not see the first run's line. (`none` runs in the pytest process: a crash there
+# ends the session, as documented.)
+CRASH_AFTER_APPEND = (
+    "// RUN: echo run >> %t.log\n"
+    "// RUN: mlirpipe-opt %s --pass-pipeline='builtin.module(crash-in-process)'\n"
+    "// RUN: FileCheck %s --input-file %t.log\n// CHECK: run\n// CHECK-NOT: run\n" + ADD
+)
+
+
+def test_each_divergence_gets_lits_verdict_in_every_mode(tmp_path):
+    files = [GeneratedFile(name, text) for name, (text, _) in FILES.items()]
+    files.append(GeneratedFile("pipelines/blas-debug.toml", BLAS_DEBUG_PIPELINE))
+    result = compare_runners(tmp_path, files)
+    assert result.lit == {name: code for name, (_, code) in FILES.items()}
+    assert result.disagreements() == []
+
+
+def test_a_rerun_after_a_crash_starts_from_the_files_the_first_run_found(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLIRPIPE_PASS_MODULES", "crash_passes")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    files = [GeneratedFile("crash-after-append.mlir", CRASH_AFTER_APPEND)]
+    result = compare_runners(tmp_path, files, modes=("fork", "subprocess", "xdist"))
+    assert result.lit == {"crash-after-append.mlir": "PASS"}
+    assert result.disagreements() == []
+
+
+@pytest.mark.parametrize("mode", ["fork", "none", "subprocess"])
+def test_bad_inputs_are_reported_in_a_few_located_lines_without_tracebacks(tmp_path, mode):
+    names = ("missing-input.mlir", "not-utf8.mlir")
+    write_suite(tmp_path, [GeneratedFile(n, FILES[n][0]) for n in names])
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(tmp_path),
+            "-p",
+            "no:cacheprovider",
+            f"--mlirpipe-isolation={mode}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    out = ran.stdout
+    assert "missing-input.mlir: UNRESOLVED: lit's shell could not run the script" in out
+    assert "missing-input.mlir:1: error: RUN line 1 could not run: FileNotFoundError" in out
+    assert "which does not exist; write it in an earlier RUN line or fix its name" in out
+    assert re.search(
+        r"not-utf8\.mlir:3:7: error: the check file is not UTF-8 text \(byte 0xe9\); "
+        r"FileCheck reads UTF-8",
+        out,
+    )
+    assert "Traceback" not in out and "UnicodeDecodeError" not in out
+    assert len(out.splitlines()) < 80, out
