@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from .filetests.failure import format_failure
 from .filetests.runner import FileTestRunner
 from .filetests.verdict import FileVerdict
+from .tools.filecheck import DISAGREE
 
 # The run's file-test runner, built from its RunConfig in pytest_configure.
 RUNNER_KEY = pytest.StashKey[FileTestRunner]()
@@ -48,6 +50,7 @@ class MlirItem(pytest.Item):
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))
         self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
+        _warn_of_filecheck_disagreements(self.path, verdict)
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
             raise FileTestFailure(verdict)
         outcome = NOT_FAILING.get(verdict.code, "passed")
@@ -68,6 +71,23 @@ class MlirItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, 0, f"mlir: {self.name}"
+
+
+class FileCheckDisagreement(UserWarning):
+    """With mlirpipe_filecheck = both: LLVM FileCheck and the Python port judged differently."""
+
+
+def _warn_of_filecheck_disagreements(path: Path, verdict: FileVerdict) -> None:
+    for step in verdict.steps:
+        for result in step.results:
+            at = result.stderr.find(DISAGREE)
+            if at >= 0:
+                warnings.warn(
+                    FileCheckDisagreement(
+                        f"{path}:{step.line or 0}: {result.stderr[at:].rstrip()}"
+                    ),
+                    stacklevel=1,
+                )
 
 
 def _reason(output: str) -> str:

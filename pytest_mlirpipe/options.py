@@ -10,6 +10,7 @@ from .errors import Problem, UsageError
 
 DEFAULT_SUFFIXES = (".mlir",)
 ISOLATION_MODES = ("fork", "none", "subprocess")
+FILECHECK_ENGINES = ("auto", "llvm", "python", "both")
 NATIVE_MODES = ("jit", "aot")
 GROUP = ("mlirpipe", "MLIR lowering-pipeline tests (pytest-mlirpipe)")
 
@@ -102,6 +103,16 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         default="fork",
         choices=ISOLATION_MODES,
         ini_help="fork, none or subprocess",
+    ),
+    Option(
+        "filecheck",
+        "which FileCheck runs FileCheck/filecheck in RUN lines: auto (LLVM FileCheck when one is "
+        "found, else the Python port), llvm, python, both (LLVM's verdict; a warning when the "
+        "port disagrees)",
+        default="",
+        choices=FILECHECK_ENGINES,
+        shown_default="auto, or $MLIRPIPE_FILECHECK",
+        ini_help="auto, llvm, python or both (lit: --param mlirpipe_filecheck=...)",
     ),
     Option(
         "timeout",
@@ -217,6 +228,7 @@ class SuiteSettings:
     tool_dirs: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
     suffixes: tuple[str, ...] = DEFAULT_SUFFIXES
+    filecheck: str = ""  # auto, llvm, python, both; "": $MLIRPIPE_FILECHECK, else auto
     base: str = "."  # relative paths are relative to the ini file's folder
 
 
@@ -257,6 +269,7 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         tool_dirs=tuple(ini(BY_NAME["tool_dirs"])),
         features=tuple(ini(BY_NAME["features"])),
         suffixes=_suffixes(flag(BY_NAME["suffixes"]), ini(BY_NAME["suffixes"])),
+        filecheck=_filecheck(_given(flag, ini, "filecheck")),
         base=base,
     )
     isolation = _given(flag, ini, "isolation")
@@ -300,6 +313,16 @@ def _suffixes(flag_text: str | None, ini_words: Sequence[str]) -> tuple[str, ...
             "(e.g. --mlirpipe-suffixes=.mlir,.td)"
         )
     return suffixes
+
+
+def _filecheck(text: Any) -> str:
+    engine = str(text or "").strip()
+    if engine and engine not in FILECHECK_ENGINES:
+        raise OptionValueError(
+            f"mlirpipe: mlirpipe_filecheck must be one of {', '.join(FILECHECK_ENGINES)}, "
+            f"got {engine!r}"
+        )
+    return engine
 
 
 def _timeout(text: Any) -> float:

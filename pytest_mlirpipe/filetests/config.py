@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..options import DEFAULT_SUFFIXES, SuiteSettings
+from ..tools.filecheck import ENGINE_ENV, LLVM_ENV, find_llvm_filecheck
 
 # Folders that hold inputs of tests, not tests (lit's convention).
 EXCLUDED_DIRS = ("Inputs", "Output")
@@ -88,6 +89,7 @@ def _settings(values: dict[str, list[str]], base: Path) -> SuiteSettings:
         tool_dirs=words("mlirpipe_tool_dirs"),
         features=words("mlirpipe_features"),
         suffixes=words("mlirpipe_suffixes") or DEFAULT_SUFFIXES,
+        filecheck=" ".join(words("mlirpipe_filecheck")),
         base=str(base),
     )
 
@@ -145,7 +147,8 @@ def configure(
     config.excludes = list(EXCLUDED_DIRS)
     config.test_source_root = str(source_root)
     config.test_exec_root = str(exec_root)
-    for tool, command in {**user_tool_commands(settings), **tool_commands()}.items():
+    # A tool the suite names itself (`FileCheck=/usr/lib/llvm-22/bin/FileCheck`) wins.
+    for tool, command in {**tool_commands(), **user_tool_commands(settings)}.items():
         # Whole words only, so `mlirpipe-opt` is not rewritten inside `mlirpipe-opt-x`.
         config.substitutions.append((rf"(?<![\w./-]){tool}(?![\w-])", command))
     config.substitutions.append(("%python", shlex.quote(sys.executable)))
@@ -155,3 +158,19 @@ def configure(
     for var in ("PYTHONPATH", "MLIRPIPE_PIPELINES_PATH", "MLIRPIPE_PASS_MODULES", "XDG_CACHE_HOME"):
         if var in os.environ:
             config.environment[var] = os.environ[var]
+    config.environment.update(filecheck_environment(settings))
+
+
+def filecheck_environment(settings: SuiteSettings) -> dict[str, str]:
+    """What tools/filecheck.py reads: the engine (the suite's setting, else
+    $MLIRPIPE_FILECHECK, else auto) and the LLVM FileCheck found in the tool dirs or usual
+    places (a lit param `mlirpipe_filecheck` overrides the engine per run, see format.py)."""
+    engine = settings.filecheck or os.environ.get(ENGINE_ENV) or "auto"
+    env = {ENGINE_ENV: engine}
+    base = Path(settings.base)
+    llvm = os.environ.get(LLVM_ENV) or find_llvm_filecheck(
+        [str((base / d).resolve()) for d in settings.tool_dirs]
+    )
+    if llvm:
+        env[LLVM_ENV] = llvm
+    return env

@@ -12,6 +12,7 @@ import lit.formats
 
 from ..errors import did_you_mean
 from ..lowering.catalog import PIPELINES_PATH_ENV
+from ..tools.filecheck import ENGINE_ENV
 from .expect import Expectations, judge, read_expectations
 
 # lit params (`lit --param NAME=VALUE`; the pytest plugin sets them on its LitConfig).
@@ -19,6 +20,8 @@ from .expect import Expectations, judge, read_expectations
 PIPELINES_PARAM = "mlirpipe_pipelines"
 # Set when a containing pytest process enforces the time limits itself:
 CONTAINED_PARAM = "mlirpipe_contained"
+# The FileCheck engine for this run (auto, llvm, python, both), over the suite's own setting:
+FILECHECK_PARAM = "mlirpipe_filecheck"
 
 _DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
 
@@ -55,6 +58,10 @@ class MlirShTest(lit.formats.ShTest):
         if expected.problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, "\n".join(expected.problems))
         changes = _pipeline_search_path(test.config, litConfig)
+        engine = litConfig.params.get(FILECHECK_PARAM)
+        if engine:
+            environment = changes.get("environment", test.config.environment)
+            changes["environment"] = {**environment, ENGINE_ENV: engine}
         if expected.timeout:
             # A containing pytest process enforces it itself; lit needs psutil to kill a
             # command tree.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..options import RunConfig
 from .config import configure
-from .format import CONTAINED_PARAM, PIPELINES_PARAM, with_own_config
+from .format import CONTAINED_PARAM, FILECHECK_PARAM, PIPELINES_PARAM, with_own_config
 from .verdict import FileVerdict, steps_of
 
 
@@ -35,6 +35,8 @@ class FileTestRunner:
         params = {}
         if self.config.pipeline_dirs:  # the format puts them on the RUN lines' search path
             params[PIPELINES_PARAM] = os.pathsep.join(self.config.pipeline_dirs)
+        if self.config.suite.filecheck:  # the run's flag or ini key, over a suite's lit.cfg.py
+            params[FILECHECK_PARAM] = self.config.suite.filecheck
         self.lit_config = _lit_config(params)
         # For runs in a contained child, whose parent enforces the time limits.
         self._contained_lit_config = _lit_config({**params, CONTAINED_PARAM: "1"})

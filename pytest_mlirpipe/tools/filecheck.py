@@ -1,21 +1,117 @@
-"""`filecheck` as RUN lines call it: the Python FileCheck, with located errors, not tracebacks."""
+"""`filecheck` as RUN lines call it: LLVM FileCheck or the Python port, with located errors."""
 
 from __future__ import annotations
 
+import functools
+import io
+import os
+import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
 from .common import console_main
 
+# Which FileCheck runs `filecheck`/`FileCheck` RUN commands, set by the suite's configuration
+# (mlirpipe_filecheck, the lit param of the same name) in the RUN lines' environment.
+ENGINE_ENV = "MLIRPIPE_FILECHECK"
+LLVM_ENV = "MLIRPIPE_FILECHECK_LLVM"  # the LLVM FileCheck binary found or named for the suite
+ENGINES = ("auto", "llvm", "python", "both")
+DISAGREE = "filecheck: warning: LLVM FileCheck and the Python port disagree"
+
 
 def run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    """Run the Python FileCheck on `argv` (its own command line, without the program name) with
-    the given streams in place of sys.std*; its exit status."""
+    """Check `argv` (FileCheck's own command line, without the program name) with the engine
+    `$MLIRPIPE_FILECHECK` names: auto (LLVM FileCheck when one is found, else the Python
+    port), llvm, python, or both (LLVM's verdict, with a warning when the port's differs)."""
+    engine = os.environ.get(ENGINE_ENV) or "auto"
+    if engine not in ENGINES:
+        stderr.write(
+            f"filecheck: error: ${ENGINE_ENV} is '{engine}'; use one of {', '.join(ENGINES)}\n"
+        )
+        return 2
+    llvm = os.environ.get(LLVM_ENV) or find_llvm_filecheck()
+    if engine == "python" or (engine == "auto" and not llvm):
+        return run_python_port(argv, stdin, stdout, stderr)
+    if not llvm:
+        stderr.write(
+            f"filecheck: error: mlirpipe_filecheck is '{engine}' but no LLVM FileCheck was "
+            "found (looked on PATH and in /usr/lib/llvm-*/bin)\n  hint: install it "
+            "(Debian: apt-get install llvm-22-tools), name it with mlirpipe_tools = "
+            "FileCheck=/path/to/FileCheck, or use mlirpipe_filecheck = python\n"
+        )
+        return 2
+    data = _read_all(stdin)
+    status, out, err = _run_llvm(llvm, argv, data)
+    if engine == "both":
+        port_out, port_err = io.StringIO(), io.StringIO()
+        port_in = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+        port_status = run_python_port(argv, port_in, port_out, port_err)
+        if (port_status == 0) != (status == 0):
+            err += (
+                f"{DISAGREE}: LLVM exit {status}, Python port exit {port_status}\n"
+                f"--- LLVM FileCheck ({llvm}) ---\n{err}"
+                f"--- Python port ---\n{port_out.getvalue()}{port_err.getvalue()}"
+            )
+    stdout.write(out)
+    stderr.write(err)
+    return status
+
+
+def _read_all(stdin: TextIO) -> bytes:
+    buffer = getattr(stdin, "buffer", None)
+    if buffer is not None:
+        return buffer.read()
+    return stdin.read().encode("utf-8")
+
+
+def _run_llvm(llvm: str, argv: list[str], data: bytes) -> tuple[int, str, str]:
+    ran = subprocess.run([llvm, *argv], input=data, capture_output=True, check=False)
+    decode = functools.partial(bytes.decode, encoding="utf-8", errors="replace")
+    return ran.returncode, decode(ran.stdout), decode(ran.stderr)
+
+
+def find_llvm_filecheck(dirs: Sequence[str] = ()) -> str | None:
+    """An LLVM `FileCheck` binary: in `dirs`, on PATH (a native program, not a same-named
+    script), then the newest `/usr/lib/llvm-NN/bin/FileCheck`."""
+    path = os.pathsep.join([*dirs, os.environ.get("PATH", "")])
+    for folder in path.split(os.pathsep):
+        candidate = Path(folder or ".") / "FileCheck"
+        if _is_native_program(candidate):
+            return str(candidate)
+    versioned = sorted(
+        Path("/usr/lib").glob("llvm-*/bin/FileCheck"),
+        key=lambda p: _version(p.parent.parent.name),
+        reverse=True,
+    )
+    return next((str(p) for p in versioned if _is_native_program(p)), None)
+
+
+def _version(name: str) -> int:
+    digits = name.rpartition("-")[2]
+    return int(digits) if digits.isdigit() else 0
+
+
+def _is_native_program(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return os.access(path, os.X_OK) and f.read(4) in (b"\x7fELF", b"\xcf\xfa\xed\xfe")
+    except OSError:
+        return False
+
+
+def run_python_port(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    """The Python FileCheck on `argv` with the given streams as sys.std*; its exit status.
+    Positions it prints are computed from the offset it stopped at (its own line count can
+    drift far on long inputs)."""
+    from filecheck.finput import FInput
     from filecheck.main import main as filecheck_main
 
     saved = sys.stdin, sys.stdout, sys.stderr
+    saved_print_line = FInput.print_line
     sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+    FInput.print_line = _print_line  # type: ignore[method-assign]
     try:
         filecheck_main(["filecheck", *argv])
     except SystemExit as exc:
@@ -28,7 +124,25 @@ def run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
         return 2
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
+        FInput.print_line = saved_print_line  # type: ignore[method-assign]
     return 0
+
+
+def _print_line(self, pos_override: int | None = None, end_pos: int | None = None) -> str:
+    """The port's `FInput.print_line` ("FILE:LINE:COL", the line, a caret) with LINE and COL
+    counted from the offset rather than from the port's running line counter."""
+    content = self.content
+    pos = self.range.start if pos_override is None else pos_override
+    if content.find("\n", pos) == pos:  # at a line's end: show the next line, as the port does
+        pos += 1
+    line = content.count("\n", 0, pos) + 1
+    start = content.rfind("\n", 0, pos) + 1
+    end = content.find("\n", pos)
+    col = pos - start + 1
+    width = max(1, (end_pos - pos) if end_pos is not None else 1)
+    name = self.fname if self.fname != "-" else "<stdin>"
+    text = content[start : end if end >= 0 else len(content)]
+    return f"{name}:{line}:{col}\n{text}\n{' ' * (col - 1)}{'^' * width}"
 
 
 def _exit_status(code, stderr: TextIO) -> int:

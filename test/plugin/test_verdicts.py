@@ -164,6 +164,7 @@ def test_the_help_lists_the_mlirpipe_options(pytester: pytest.Pytester) -> None:
             "*--mlirpipe-pipelines=DIR*",
             "*--mlirpipe-suffixes=LIST*",
             "*--mlirpipe-isolation={fork,none,subprocess}*",
+            "*--mlirpipe-filecheck={auto,llvm,python,both}*",
             "*--mlirpipe-timeout=SECONDS*",
         ]
     )
@@ -173,6 +174,7 @@ def test_the_help_lists_the_mlirpipe_options(pytester: pytest.Pytester) -> None:
             "*mlirpipe_tool_dirs (args):*",
             "*mlirpipe_features (args):*",
             "*mlirpipe_isolation (string):*",
+            "*mlirpipe_filecheck (string):*",
             "*mlirpipe_timeout (string):*",
         ]
     )
