@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -149,8 +150,7 @@ def configure(
     config.test_exec_root = str(exec_root)
     # A tool the suite names itself (`FileCheck=/usr/lib/llvm-22/bin/FileCheck`) wins.
     for tool, command in {**tool_commands(), **user_tool_commands(settings)}.items():
-        # Whole words only, so `mlirpipe-opt` is not rewritten inside `mlirpipe-opt-x`.
-        config.substitutions.append((rf"(?<![\w./-]){tool}(?![\w-])", command))
+        config.substitutions.append((tool_pattern(tool), command))
     config.substitutions.append(("%python", shlex.quote(sys.executable)))
     config.substitutions.append(("%pipelines", str(Path(source_root) / "pipelines")))
     config.available_features.update(available_features())
@@ -159,6 +159,14 @@ def configure(
         if var in os.environ:
             config.environment[var] = os.environ[var]
     config.environment.update(filecheck_environment(settings))
+
+
+def tool_pattern(name: str) -> str:
+    """The substitution pattern of a tool name: the name as written (`foo.opt` is not
+    `fooXopt`; `g++` is `g++`), not inside a longer name or a path (`mlirpipe-opt-x`,
+    `bin/foo-opt`, `foo-opt.py`). lit's ToolSubst does neither: it leaves the name unescaped and
+    cuts it at the first non-word character (`g++` becomes `g`)."""
+    return rf"(?<![\w./+-]){re.escape(name)}(?![\w+-]|\.\w)"
 
 
 def filecheck_environment(settings: SuiteSettings) -> dict[str, str]:

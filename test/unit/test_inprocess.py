@@ -183,3 +183,23 @@ def test_a_different_input_is_not_served_from_the_cache(refbackend, mm_linalg):
 
     assert cache.hits == 0
     assert "2.000000e+00" in other.final_ir
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "found"),
+    [
+        ("foo.opt", "foo.opt %s", True),
+        ("foo.opt", "fooXopt %s", False),
+        ("g++", "g++ -c x.c", True),
+        ("g++", "g x.c", False),
+        ("mlirpipe-opt", "mlirpipe-opt-x %s", False),
+        ("mlirpipe-opt", "not mlirpipe-opt %s | FileCheck %s", True),
+        ("foo-opt", "build/bin/foo-opt %s", False),
+        ("foo-opt", "foo-opt.py %s", False),
+        ("FileCheck", "| FileCheck %s", True),
+    ],
+)
+def test_a_tool_name_is_substituted_as_written_and_only_as_a_whole_name(name, text, found):
+    from pytest_mlirpipe.filetests.config import tool_pattern
+
+    assert bool(re.search(tool_pattern(name), text)) is found
