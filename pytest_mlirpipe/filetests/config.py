@@ -33,48 +33,27 @@ def tool_commands() -> dict[str, str]:
 
 
 def read_settings(start: str | os.PathLike) -> SuiteSettings:
-    """`mlirpipe_*` keys of the nearest pytest ini (pyproject.toml's [tool.pytest.ini_options]
-    or pytest.ini's [pytest]) at or above `start`."""
-    import configparser
-    import tomllib
+    """`mlirpipe_*` keys of the ini file pytest itself would read for `start` (pytest.ini,
+    .pytest.ini, pyproject.toml, tox.ini or setup.cfg, found by pytest's own search). A file
+    pytest cannot read means the defaults here: pytest reports it."""
+    from _pytest.config.findpaths import locate_config
 
-    for folder in [Path(start).resolve(), *Path(start).resolve().parents]:
-        pytest_ini = folder / "pytest.ini"
-        if pytest_ini.is_file():
-            # pytest's own ini reader does no %-interpolation; a file it cannot read is
-            # reported by pytest, so it only means the defaults here.
-            parser = configparser.ConfigParser(interpolation=None)
-            try:
-                parser.read(pytest_ini, encoding="utf-8")
-            except (configparser.Error, UnicodeDecodeError, OSError):
-                return SuiteSettings(base=str(folder))
-            section = parser["pytest"] if parser.has_section("pytest") else {}
-            values = {k: _ini_list(v) for k, v in section.items()}
-            return _settings(values, folder)
-        pyproject = folder / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                with pyproject.open("rb") as f:
-                    data = tomllib.load(f)
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-                data = {}
-            section = _table(data, "tool", "pytest", "ini_options")
-            if section is not None:
-                values = {
-                    k: [str(x) for x in v] if isinstance(v, list) else _ini_list(str(v))
-                    for k, v in section.items()
-                }
-                return _settings(values, folder)
-    return SuiteSettings()
+    folder = Path(start).resolve()
+    try:
+        _, inipath, values, *_ = locate_config(folder, [folder])
+    except Exception:  # malformed TOML or ini: pytest says what is wrong when it reads it
+        return SuiteSettings()
+    if inipath is None:
+        return SuiteSettings()
+    lists = {k: _as_list(getattr(v, "value", v)) for k, v in values.items()}
+    return _settings(lists, inipath.parent)
 
 
-def _table(data, *keys: str) -> dict | None:
-    """data[k1][k2]... when each level is a table (a TOML file may put any value anywhere)."""
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data if isinstance(data, dict) else None
+def _as_list(value) -> list[str]:
+    """An ini value as pytest gives it (a TOML list, or ini text) as a list of lines."""
+    if isinstance(value, list):
+        return [str(x) for x in value]
+    return _ini_list(str(value))
 
 
 def _ini_list(text: str) -> list[str]:

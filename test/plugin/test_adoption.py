@@ -216,3 +216,23 @@ def test_bad_test_files_get_a_located_message(repo: pytest.Pytester, name: str) 
     result = _run(repo, f"test/{name}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(expected)
+
+
+INI_FORMS = {
+    "tox.ini": "[pytest]\nmlirpipe_tools = foo-opt\nmlirpipe_tool_dirs = build/bin\n"
+    "mlirpipe_features = foo\n",
+    "setup.cfg": "[tool:pytest]\nmlirpipe_tools = foo-opt\nmlirpipe_tool_dirs = build/bin\n"
+    "mlirpipe_features = foo\n",
+    ".pytest.ini": "[pytest]\nmlirpipe_tools = foo-opt\nmlirpipe_tool_dirs = build/bin\n"
+    "mlirpipe_features = foo\n",
+}
+
+
+@pytest.mark.parametrize("ini", sorted(INI_FORMS))
+def test_settings_in_any_ini_file_pytest_reads_reach_lit_too(repo: pytest.Pytester, ini) -> None:
+    (repo.path / "pyproject.toml").unlink()
+    (repo.path / ini).write_text(INI_FORMS[ini])
+    codes, output = lit_verdicts(repo.path, "test")
+    assert codes == {"bad.mlir": "FAIL", "good.mlir": "PASS", "other.mlir": "PASS"}, output
+    result = _run(repo, "test")
+    result.assert_outcomes(passed=3, failed=1)
