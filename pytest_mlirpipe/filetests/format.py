@@ -12,6 +12,7 @@ import lit.formats
 
 from ..errors import did_you_mean
 from ..lowering.catalog import PIPELINES_PATH_ENV
+from ..tools.opt import REPRO_DIR_ENV
 from .expect import Expectations, judge, read_expectations
 
 # lit params (`lit --param NAME=VALUE`; the pytest plugin sets them on its LitConfig).
@@ -95,6 +96,7 @@ class MlirShTest(lit.formats.ShTest):
         if litConfig.noExecute:
             return lit.Test.Result(lit.Test.PASS)
         tmp_dir, tmp_base = TR.getTempPaths(test)
+        _repro_dir_beside(test, tmp_base)
         substitutions = TR.getDefaultSubstitutions(test, tmp_dir, tmp_base)
         conditions = {feature: True for feature in test.config.available_features}
         script = TR.applySubstitutions(
@@ -121,6 +123,14 @@ def with_own_config(test, **changes: Any) -> None:
     for name, value in changes.items():
         setattr(config, name, value)
     test.config = config
+
+
+def _repro_dir_beside(test, tmp_base: str) -> None:
+    """A failing stage's input IR goes beside the test's `%t` files (`Output/NAME.repro/`,
+    where a crash's repro goes too), not to a new folder in $TMPDIR."""
+    # runner.REPRO_SUFFIX (runner imports this module)
+    environment = {**test.config.environment, REPRO_DIR_ENV: tmp_base + ".repro"}
+    with_own_config(test, environment=environment)
 
 
 def _pipeline_search_path(config, litConfig) -> dict[str, Any]:
