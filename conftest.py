@@ -1,10 +1,12 @@
-"""Repository-level pytest setup: pytester for the plugin's own tests."""
+"""Repository-level pytest setup: pytester for the plugin's own tests, torch's cache."""
 
 import os
+from collections.abc import Iterator
 
 # pytester's in-process runs drop the modules an inner session imported; native extensions
 # (MLIR's bindings, numpy) cannot be imported twice in one process, so load them up front.
 import numpy  # noqa: F401
+import pytest
 
 import pytest_mlirpipe.lowering.stages  # noqa: F401
 
@@ -13,3 +15,17 @@ import pytest_mlirpipe.lowering.stages  # noqa: F401
 os.environ.setdefault("MLIRPIPE_FILECHECK", "python")
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _torch_cache_outside_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """torch.export imports torch._dynamo, which makes its cache folder
+    `$TMPDIR/torchinductor_<user>` unless $TORCHINDUCTOR_CACHE_DIR names one: the run's own
+    folder instead, so `pytest test/` leaves $TMPDIR as it found it (every process a test
+    starts inherits it)."""
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("torchinductor")))
+        yield

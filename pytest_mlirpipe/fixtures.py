@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
@@ -53,6 +54,11 @@ class _ExecutionRun:
             )
         return self._checker
 
+    def close(self) -> None:
+        """Remove the checker's private build folder (tests build under their tmp_path)."""
+        if self._checker is not None:
+            self._checker.close()
+
     def rows(self) -> list[dict[str, Any]]:
         from .execution.report import outcome_to_dict
 
@@ -82,6 +88,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = session.config.stash.get(_RUN_KEY, None)
     if run is None:
         return
+    run.close()
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the rows to the controller
         workeroutput[_OUTCOMES_KEY] = run.rows()
@@ -115,11 +122,14 @@ def _isolation(options: RunConfig) -> str:
 
 
 class MlirpipeFixture:
-    """What the `mlirpipe` fixture gives a test: check(), compile(), and the model checker."""
+    """What the `mlirpipe` fixture gives a test: check(), compile(), and the model checker.
 
-    def __init__(self, run: _ExecutionRun, nodeid: str):
+    Shared libraries and repro files go under the test's own `tmp_path`."""
+
+    def __init__(self, run: _ExecutionRun, nodeid: str, work_dir: Path):
         self._run = run
         self._nodeid = nodeid
+        self._work_dir = work_dir
 
     @property
     def checker(self) -> ModelChecker:
@@ -134,12 +144,14 @@ class MlirpipeFixture:
         __tracebackhide__ = True
         if options.get("name") is None:
             options["name"] = self._nodeid.split("::")[-1]
+        options.setdefault("work_dir", self._work_dir)
         return _or_fail(lambda: self.checker.check(model, *inputs, **options))
 
     def compile(self, model: Any, *inputs: Any, **options: Any) -> CompiledModel:
         """`ModelChecker.compile` (same options): the model compiled through `pipeline`, a
         callable taking arrays or tensors."""
         __tracebackhide__ = True
+        options.setdefault("work_dir", self._work_dir)
         return _or_fail(lambda: self.checker.compile(model, *inputs, **options))
 
 
@@ -154,9 +166,9 @@ def _or_fail(step: Callable[[], T]) -> T:
 
 
 @pytest.fixture
-def mlirpipe(request: pytest.FixtureRequest) -> MlirpipeFixture:
+def mlirpipe(request: pytest.FixtureRequest, tmp_path: Path) -> MlirpipeFixture:
     """Compile models through MLIR pipelines and check them against torch eager."""
-    return MlirpipeFixture(request.config.stash[_RUN_KEY], request.node.nodeid)
+    return MlirpipeFixture(request.config.stash[_RUN_KEY], request.node.nodeid, tmp_path)
 
 
 __all__ = ["MlirpipeFixture", "mlirpipe"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ctypes
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -365,10 +364,3 @@ def load_shared_library(
     fn = NativeFunction(signature, uniform, entry, keepalive=(lib,), kind="aot")
     fn.native_abi = abi.abi
     return fn
-
-
-def build_in_temp(llvm_ir: str, signature: EntrySignature, abi: EntryAbi) -> SharedLibrary:
-    """build_shared_library into a fresh temporary directory (kept: the .so must stay)."""
-    return build_shared_library(
-        llvm_ir, signature, abi, Path(tempfile.mkdtemp(prefix="mlirpipe-aot-"))
-    )

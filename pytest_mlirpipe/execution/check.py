@@ -18,6 +18,7 @@ from .frontends import Frontend, ImportedModel, frontend_for, reference_results
 from .model_lowering import require_llvm_output
 from .native import NativeFunction
 from .timing import TimingConfig, measure
+from .workdir import WorkDir
 
 DEFAULT_PIPELINES = ("refbackend",)
 
@@ -76,12 +77,15 @@ class _Case:
     flops: float | None
     timed: bool
     baseline: Callable[..., Any] | None  # what torch runs when timed against the native code
+    work: WorkDir  # where shared libraries are built and repro files written
 
 
 class ModelChecker:
     """Compiles models through pipelines, checks them against their reference, times them.
 
-    Keeps every Outcome in `outcomes` for the end-of-run table and JSON.
+    Keeps every Outcome in `outcomes` for the end-of-run table and JSON. Shared libraries
+    and repro files go under the `work_dir` of a call, else this checker's `work_dir`, else
+    a private folder that close() (or the end of the process) removes.
     """
 
     def __init__(
@@ -93,6 +97,7 @@ class ModelChecker:
         default_pipelines: Sequence[str] = DEFAULT_PIPELINES,
         isolation: str = "fork",
         timeout: float = 0.0,
+        work_dir: Path | str | None = None,
     ):
         check_mode(mode)
         self.pipeline_dirs = [str(d) for d in pipeline_dirs]
@@ -105,6 +110,14 @@ class ModelChecker:
         # a hang fails one pipeline of one case; "none": everything runs in this process.
         self.isolation = isolation
         self.timeout = timeout
+        self.work = WorkDir(work_dir)
+
+    def close(self) -> None:
+        """Remove the private folder of build products (a given `work_dir` stays)."""
+        self.work.close()
+
+    def _work(self, work_dir: Path | str | None) -> WorkDir:
+        return WorkDir(work_dir) if work_dir is not None else self.work
 
     def pipeline(self, name: str) -> Pipeline:
         from ..lowering.catalog import catalog_for
@@ -112,14 +125,20 @@ class ModelChecker:
         return catalog_for(self.pipeline_dirs).get(name)
 
     def compile(
-        self, model: Any, *inputs: Any, pipeline: str = "refbackend", mode: str | None = None
+        self,
+        model: Any,
+        *inputs: Any,
+        pipeline: str = "refbackend",
+        mode: str | None = None,
+        work_dir: Path | str | None = None,
     ) -> CompiledModel:
         """Import `model` with `inputs`, lower it through `pipeline`, make it native."""
         pipe = self.pipeline(pipeline)
         require_llvm_output(pipe)
         frontend = frontend_for(model, inputs)
         imported = frontend.imported(pipe)
-        return compile_model(imported, pipe, frontend.name, mode or self.mode, self.cache)
+        mode = mode or self.mode
+        return compile_model(imported, pipe, frontend.name, mode, self.cache, self._work(work_dir))
 
     def check(
         self,
@@ -134,6 +153,7 @@ class ModelChecker:
         mode: str | None = None,
         per_dtype: Mapping[str, tuple[float, float]] | None = None,
         time_it: bool | None = None,
+        work_dir: Path | str | None = None,
     ) -> list[Outcome]:
         """Run `model` through each pipeline and compare with torch eager (or `reference`).
 
@@ -157,6 +177,7 @@ class ModelChecker:
             flops,
             self.timing is not None if time_it is None else time_it,
             reference or frontend.eager(),
+            self._work(work_dir),
         )
         outcomes = self._run(case, pipes)
         self.outcomes.extend(outcomes)
@@ -206,17 +227,20 @@ class ModelChecker:
         from .runtime import runtime_library
 
         runtime_library()  # built once here, so children inherit it instead of rebuilding
+        case.work.prepare()
         ended = contain.run_contained(
             lambda: self._compile_and_compare(case, imported, pipe)[0],
             timeout=self.timeout or None,
         )
         if not ended.ok:
-            error = _contained_failure(ended, case.name, pipe, imported, self.timeout)
+            error = _contained_failure(ended, case, pipe, imported, self.timeout)
             return Outcome(case.name, pipe.name, "FAIL", mode=case.mode, error=error), None
         outcome = ended.value
         if outcome.verdict == "PASS" and case.timed:
             # It ran once, contained; timing needs it here (the lowering is cached).
-            return outcome, compile_model(imported, pipe, case.name, case.mode, self.cache)
+            return outcome, compile_model(
+                imported, pipe, case.name, case.mode, self.cache, case.work
+            )
         return outcome, None
 
     def _compile_and_compare(
@@ -225,7 +249,7 @@ class ModelChecker:
         """Lower, compile, call once and compare: the steps a broken compiler can crash in."""
         rtol, atol, per_dtype = case.tolerances
         try:
-            compiled = compile_model(imported, pipe, case.name, case.mode, self.cache)
+            compiled = compile_model(imported, pipe, case.name, case.mode, self.cache, case.work)
             fn = compiled.function
             contain.note("running the compiled code")
             actual = fn(*case.frontend.inputs)
@@ -271,11 +295,9 @@ class ModelChecker:
 
 
 def _contained_failure(
-    ended, case: str, pipe: Pipeline, imported: ImportedModel, limit: float
+    ended, case: _Case, pipe: Pipeline, imported: ImportedModel, limit: float
 ) -> str:
     """What ended the contained compile-and-run, where, and how to reproduce it."""
-    import tempfile
-
     where = ended.notes[-1] if ended.notes else "compiling"
     if ended.kind == "timeout":
         what = f"no result after {limit:g} s (mlirpipe_timeout), while {where}"
@@ -283,8 +305,8 @@ def _contained_failure(
         what = f"internal error, while {where}: {ended.detail.strip().splitlines()[-1]}"
     else:
         what = f"{ended.detail}, while {where}"
-    folder = Path(tempfile.mkdtemp(prefix="mlirpipe-repro-"))
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in case)
+    folder = case.work.kept_folder("mlirpipe-repro-")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in case.name)
     source = folder / f"{safe}.input.mlir"
     source.write_text(imported.text)
     return (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from .frontends import ImportedModel
 from .model_lowering import LoweredModel, lower_model
 from .native import Abi, NativeFunction, detect_abi, jit
 from .signature import EntrySignature
+from .workdir import WorkDir
 
 MODES = ("jit", "aot")
 
@@ -34,6 +35,8 @@ class CompiledModel:
     cached: bool
     library: Path | None = None  # the .so (mode="aot")
     header: Path | None = None
+    # The folder the .so and header were built in stays while the model is held.
+    work: WorkDir | None = field(default=None, repr=False, compare=False)
 
     @property
     def signature(self) -> EntrySignature:
@@ -56,9 +59,15 @@ def check_mode(mode: str) -> None:
 
 
 def compile_model(
-    imported: ImportedModel, pipeline: Pipeline, name: str, mode: str, cache: ArtifactCache
+    imported: ImportedModel,
+    pipeline: Pipeline,
+    name: str,
+    mode: str,
+    cache: ArtifactCache,
+    work: WorkDir,
 ) -> CompiledModel:
-    """Lower the imported model through `pipeline` and make it native (`mode` jit or aot)."""
+    """Lower the imported model through `pipeline` and make it native (`mode` jit or aot);
+    an ahead-of-time build goes to a new folder under `work`."""
     check_mode(mode)
     lowered = lower_model(imported, pipeline, name, cache)
     seconds = {"import": imported.seconds}
@@ -70,13 +79,17 @@ def compile_model(
         fn = jit(lowered.text, imported.signature)
         compiled = CompiledModel(fn, pipeline.name, mode, seconds, lowered.cached)
     else:
-        compiled = _shared_library(lowered, imported.signature, cache, seconds)
+        compiled = _shared_library(lowered, imported.signature, cache, seconds, work)
     seconds["native"] = time.perf_counter() - t0
     return compiled
 
 
 def _shared_library(
-    lowered: LoweredModel, sig: EntrySignature, cache: ArtifactCache, seconds: dict[str, float]
+    lowered: LoweredModel,
+    sig: EntrySignature,
+    cache: ArtifactCache,
+    seconds: dict[str, float],
+    work: WorkDir,
 ) -> CompiledModel:
     """The model's .so and header: from the cache, or built and then cached."""
     abi = detect_abi(lowered.text, sig)
@@ -86,7 +99,9 @@ def _shared_library(
     header = cache.path(key, f"{aot.entry_name(sig)}.h")
     cached = lowered.cached and library is not None and header is not None
     if library is None or header is None:
-        built = aot.build_in_temp(lowered.text, sig, abi)
+        built = aot.build_shared_library(
+            lowered.text, sig, abi, work.new_folder(f"aot-{lowered.pipeline}-")
+        )
         library, header = built.library, built.header
         stored = cache.store_file(key, lib_name, built.library)
         stored_h = cache.store_file(key, built.header.name, built.header)
@@ -94,4 +109,4 @@ def _shared_library(
             library, header = stored, stored_h
     fn = aot.load_shared_library(library, sig, abi)
     fn.blas = library_for(lowered.text)
-    return CompiledModel(fn, lowered.pipeline, "aot", seconds, cached, library, header)
+    return CompiledModel(fn, lowered.pipeline, "aot", seconds, cached, library, header, work)

@@ -299,7 +299,7 @@ def _fx_import(program: Any, output_type: str, what: str) -> str:
 
     handler = context.attach_diagnostic_handler(collect)
     try:
-        with _quiet_torch():
+        with _quiet_torch(), _private_tempdir():
             imported = fx.export_and_import(
                 program,
                 output_type=output_type,
@@ -320,6 +320,22 @@ def _fx_import(program: Any, output_type: str, what: str) -> str:
     finally:
         handler.detach()
     return print_ir(imported.operation)
+
+
+@contextlib.contextmanager
+def _private_tempdir() -> Iterator[None]:
+    """torch-mlir writes the module of a failing lowering to $TMPDIR/UnnammedModule.mlir (its
+    `run_pipeline_with_repro_report`, with no option to send it elsewhere); our own error
+    says how to reproduce, so that file goes to a private folder, removed afterwards."""
+    import tempfile
+
+    saved = tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="mlirpipe-import-") as private:
+        tempfile.tempdir = private
+        try:
+            yield
+        finally:
+            tempfile.tempdir = saved
 
 
 @contextlib.contextmanager

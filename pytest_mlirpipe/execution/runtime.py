@@ -78,25 +78,30 @@ def runtime_library() -> ctypes.CDLL | None:
     tag = hashlib.sha256(source.encode()).hexdigest()[:16]
     target_dir = default_cache_dir() / "runtime"
     target = target_dir / f"libmlirpipe_runtime_{tag}.so"
-    if not target.is_file():
-        try:
-            target_dir.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            target_dir = Path(tempfile.mkdtemp(prefix="mlirpipe-runtime-"))
-            target = target_dir / target.name
-        with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
-            c = Path(tmp) / "runtime.c"
-            c.write_text(source)
-            out = Path(tmp) / target.name
-            proc = subprocess.run(
-                [cc, "-shared", "-fPIC", "-O2", "-o", str(out), str(c)],
-                capture_output=True,
-                text=True,
-            )
-            if proc.returncode != 0:
-                return None
-            out.replace(target)
+    if target.is_file():
+        return ctypes.CDLL(str(target))
+    try:
+        target_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no cache: build it in a folder removed once the library is loaded
+        with tempfile.TemporaryDirectory(prefix="mlirpipe-runtime-") as tmp:
+            built = _build(cc, source, Path(tmp) / target.name)
+            return ctypes.CDLL(str(built)) if built is not None else None
+    with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
+        built = _build(cc, source, Path(tmp) / target.name)
+        if built is None:
+            return None
+        built.replace(target)
     return ctypes.CDLL(str(target))
+
+
+def _build(cc: str, source: str, out: Path) -> Path | None:
+    """Compile the runtime's C `source` into the shared library `out` (None if cc fails)."""
+    c = out.parent / "runtime.c"
+    c.write_text(source)
+    proc = subprocess.run(
+        [cc, "-shared", "-fPIC", "-O2", "-o", str(out), str(c)], capture_output=True, text=True
+    )
+    return out if proc.returncode == 0 else None
 
 
 def symbol_address(lib: ctypes.CDLL, name: str) -> int:

@@ -13,7 +13,11 @@ import lit.formats
 from ..errors import did_you_mean
 from ..lowering.catalog import PIPELINES_PATH_ENV
 from ..tools.filecheck import ENGINE_ENV
+from ..tools.opt import REPRO_DIR_ENV
 from .expect import Expectations, judge, read_expectations
+
+# Beside a test's own `%t` files: the input IR of a stage that failed or crashed.
+REPRO_SUFFIX = ".repro"
 
 # lit params (`lit --param NAME=VALUE`; the pytest plugin sets them on its LitConfig).
 # Folders of pipelines/*.toml put first on the RUN lines' $MLIRPIPE_PIPELINES_PATH:
@@ -102,6 +106,7 @@ class MlirShTest(lit.formats.ShTest):
         if litConfig.noExecute:
             return lit.Test.Result(lit.Test.PASS)
         tmp_dir, tmp_base = TR.getTempPaths(test)
+        _repro_dir_beside(test, tmp_base)
         substitutions = TR.getDefaultSubstitutions(test, tmp_dir, tmp_base)
         conditions = {feature: True for feature in test.config.available_features}
         script = TR.applySubstitutions(
@@ -128,6 +133,13 @@ def with_own_config(test, **changes: Any) -> None:
     for name, value in changes.items():
         setattr(config, name, value)
     test.config = config
+
+
+def _repro_dir_beside(test, tmp_base: str) -> None:
+    """A failing stage's input IR goes beside the test's `%t` files (`Output/NAME.repro/`,
+    where a crash's repro goes too), not to a new folder in $TMPDIR."""
+    environment = {**test.config.environment, REPRO_DIR_ENV: tmp_base + REPRO_SUFFIX}
+    with_own_config(test, environment=environment)
 
 
 def _pipeline_search_path(config, litConfig) -> dict[str, Any]:

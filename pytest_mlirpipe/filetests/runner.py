@@ -15,7 +15,13 @@ from pathlib import Path
 
 from ..options import RunConfig
 from .config import configure
-from .format import CONTAINED_PARAM, FILECHECK_PARAM, PIPELINES_PARAM, with_own_config
+from .format import (
+    CONTAINED_PARAM,
+    FILECHECK_PARAM,
+    PIPELINES_PARAM,
+    REPRO_SUFFIX,
+    with_own_config,
+)
 from .verdict import FileVerdict, steps_of
 
 
@@ -281,10 +287,6 @@ def _where(notes: tuple[str, ...]) -> str:
         return ""
     parts = [p for p in (run, stage) if p]
     return ", while running " + ", ".join(parts)
-
-
-# Beside the test's own `%t` files: the input of the stage that crashed (see _crash_repro).
-REPRO_SUFFIX = ".repro"
 
 
 class TempFiles:

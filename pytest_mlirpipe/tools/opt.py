@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 import tempfile
@@ -28,6 +29,9 @@ from .common import (
 # Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
 # the line numbers of the next chunk.
 SPLIT_MARKER = re.compile(r"^// -----[^\S\n]*$", re.MULTILINE)
+# Where a failing stage's input IR goes when --repro-dir is not given; a file test sets it to
+# its own output folder (lit's `%t.repro`), so a test run leaves nothing in $TMPDIR.
+REPRO_DIR_ENV = "MLIRPIPE_REPRO_DIR"
 
 
 def build_parser() -> ArgumentParser:
@@ -74,8 +78,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument(
         "--repro-dir",
         metavar="DIR",
-        help="where a failing stage's input IR is written (default: next to -o, "
-        "else a new temporary directory)",
+        help=f"where a failing stage's input IR is written (default: ${REPRO_DIR_ENV}, else "
+        "next to -o, else a new mlirpipe-repro-* folder in $TMPDIR, kept for the repro)",
     )
     add_cli_options(p, "pipelines")
     return p
@@ -250,6 +254,8 @@ def _write_repro(
         return "(the stage input could not be recomputed; re-run the command above)"
     if args.repro_dir:
         directory = Path(args.repro_dir)
+    elif os.environ.get(REPRO_DIR_ENV):
+        directory = Path(os.environ[REPRO_DIR_ENV])
     elif args.output and args.output != "-":
         directory = Path(args.output).resolve().parent
     else:

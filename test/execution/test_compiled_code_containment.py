@@ -48,8 +48,8 @@ func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 X = np.arange(4, dtype=np.float32)
 
 
-def test_a_segfault_in_compiled_code_fails_that_check_only():
-    checker = ModelChecker(cache_dir=None, isolation="fork")
+def test_a_segfault_in_compiled_code_fails_that_check_only(tmp_path):
+    checker = ModelChecker(cache_dir=None, isolation="fork", work_dir=tmp_path)
 
     with pytest.raises(ExecutionMismatch) as info:
         checker.check(SEGFAULT, X, pipelines=["refbackend"], reference=lambda x: x, name="nul")
@@ -63,11 +63,14 @@ def test_a_segfault_in_compiled_code_fails_that_check_only():
     )
     assert "nul.input.mlir; lower it with: mlirpipe-opt " in outcome.error
     assert outcome.error.endswith("nul.llvm.mlir")
+    (source,) = tmp_path.glob("mlirpipe-repro-*/nul.input.mlir")  # under the work_dir
+    assert source.read_text() == SEGFAULT
+    assert f"the imported module is in {source}; " in outcome.error
     assert [o.verdict for o in good] == ["PASS"]
 
 
-def test_compiled_code_that_never_returns_is_stopped_at_the_time_limit():
-    checker = ModelChecker(cache_dir=None, isolation="fork", timeout=3.0)
+def test_compiled_code_that_never_returns_is_stopped_at_the_time_limit(tmp_path):
+    checker = ModelChecker(cache_dir=None, isolation="fork", timeout=3.0, work_dir=tmp_path)
 
     start = time.perf_counter()
     with pytest.raises(ExecutionMismatch) as info:

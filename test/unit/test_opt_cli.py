@@ -42,6 +42,7 @@ def run_opt(*argv: str | Path, stdin: str = "") -> tuple[int, str, str]:
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No pipeline path from the environment; default repro directories land in tmp_path."""
     monkeypatch.delenv(PIPELINES_PATH_ENV, raising=False)
+    monkeypatch.delenv(opt.REPRO_DIR_ENV, raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.chdir(tmp_path)
 
@@ -456,6 +457,41 @@ def test_without_repro_dir_or_output_the_repro_goes_to_a_new_temporary_directory
     assert path.parent.parent == tmp_path
     assert path.parent.name.startswith("mlirpipe-repro-")
     assert path.is_file()
+
+
+def test_the_repro_dir_from_the_environment_comes_before_the_output_folder(
+    mm, strict_dir, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MLIRPIPE_REPRO_DIR", str(tmp_path / "repros"))
+    out = tmp_path / "out.mlir"
+
+    status, _, err = run_opt(
+        mm, "--pipeline", "rb-strict", "--pipelines-dir", strict_dir, "-o", out
+    )
+
+    assert status == 1
+    assert f"reproduce with: mlirpipe-opt {tmp_path / 'repros' / 'mm.no-linalg.input.mlir'} " in err
+    assert (tmp_path / "repros" / "mm.no-linalg.input.mlir").is_file()
+    assert not (tmp_path / "mm.no-linalg.input.mlir").exists()  # not next to -o
+
+
+def test_the_repro_dir_flag_comes_before_the_environment(mm, strict_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLIRPIPE_REPRO_DIR", str(tmp_path / "from-env"))
+
+    status, _, err = run_opt(
+        mm,
+        "--pipeline",
+        "rb-strict",
+        "--pipelines-dir",
+        strict_dir,
+        "--repro-dir",
+        tmp_path / "from-flag",
+    )
+
+    assert status == 1
+    assert f"mlirpipe-opt {tmp_path / 'from-flag' / 'mm.no-linalg.input.mlir'} " in err
+    assert (tmp_path / "from-flag" / "mm.no-linalg.input.mlir").is_file()
+    assert not (tmp_path / "from-env").exists()
 
 
 def test_repro_files_of_two_failing_chunks_do_not_overwrite_each_other(
