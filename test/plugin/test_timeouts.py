@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from pathlib import Path
 
 import psutil
@@ -146,3 +147,81 @@ def test_a_child_that_never_stops_writing_notes_still_times_out():
     assert ended.kind == "timeout"
     assert ended.notes[-1].startswith("still here ...")
     assert ended.seconds < 10
+
+
+SLOW_PASSES = """\
+import time
+from pytest_mlirpipe.lowering import passes
+
+passes.register("sleep-3s", "returns after 3 seconds")(
+    lambda options: lambda op, pass_: time.sleep(3)
+)
+"""
+
+
+def test_with_isolation_none_an_in_process_hang_is_not_stopped_but_is_a_timeout(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
+    """What --help and the README say: under `none` the limit cannot stop work in the test
+    process; the file is a TIMEOUT once that work ends, as lit, which kills it, says."""
+    (pytester.path / "lit.cfg.py").write_text(LIT_CFG)
+    (pytester.path / "slow_passes.py").write_text(SLOW_PASSES)
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    monkeypatch.setenv("MLIRPIPE_PASS_MODULES", "slow_passes")
+    pytester.makefile(
+        ".mlir",
+        slow="// MLIRPIPE-TIMEOUT: 1\n"
+        "// RUN: mlirpipe-opt %s --pass-pipeline 'builtin.module(sleep-3s)' | filecheck %s\n"
+        f"// CHECK: func.func\n{IR}",
+    )
+    start = time.perf_counter()
+    result = pytester.runpytest("--mlirpipe-isolation=none", "-p", "no:cacheprovider")
+    assert time.perf_counter() - start >= 3
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["slow.mlir: TIMEOUT: the test took too long"])
+    codes, output = lit_verdicts(pytester.path, "slow.mlir")
+    assert codes == {"slow.mlir": "TIMEOUT"}, output
+
+
+def test_the_help_says_what_isolation_none_does_with_a_time_limit(pytester: pytest.Pytester):
+    result = pytester.runpytest("--help")
+    text = " ".join(result.stdout.str().split())  # as one line, however the help is wrapped
+    assert (
+        "none (in this process, where a time limit cannot stop a hang), subprocess (every "
+        "tool a process, as lit does)" in text
+    )
+    assert (
+        "per-file time limit, 0 for none; at the limit every process the file started is "
+        "killed. Isolation none cannot stop a hang in what it runs in this process "
+        "(mlirpipe-opt, filecheck, compiled code) (default 0; ini: mlirpipe_timeout)" in text
+    )
+    assert "mlirpipe_isolation (string): fork, none (no time limit on in-process work) or" in text
+    assert (
+        "mlirpipe_timeout (string): per-file time limit in seconds (0: none; with isolation "
+        "none it cannot stop a hang inside in-process work)" in text
+    )
+
+
+@pytest.mark.parametrize("isolation", ["none", "subprocess"])
+def test_a_file_limit_without_lits_time_limits_is_unresolved_with_the_fix(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, isolation: str
+):
+    import lit.util
+
+    why = "Requires the Python psutil module but it could not be found."
+    monkeypatch.setattr(lit.util, "killProcessAndChildrenIsSupported", lambda: (False, why))
+    pytester.makefile(
+        ".mlir",
+        limited=f"// MLIRPIPE-TIMEOUT: 5\n// RUN: mlirpipe-opt %s | filecheck %s\n"
+        f"// CHECK: func.func\n{IR}",
+    )
+    result = pytester.runpytest(f"--mlirpipe-isolation={isolation}", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "limited.mlir: UNRESOLVED: the test file is malformed",
+            f"*/limited.mlir:1: error: MLIRPIPE-TIMEOUT needs lit's time limits, which are not "
+            f"available here: {why}",
+            "  hint: pip install psutil",
+        ]
+    )
