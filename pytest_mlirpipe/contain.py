@@ -3,6 +3,7 @@
 The child is a fork of the warm test process (MLIR bindings loaded, pipelines validated), so
 starting it costs a few milliseconds, not an interpreter start. It reports progress notes
 (`note("stage bufferize")`) as it goes, so a crash or a timeout can say where it happened.
+A child that times out is killed with every process it started (as lit kills a command tree).
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from typing import Any, NoReturn
 # context variable, not a parameter: the stage runner and the execution code note progress
 # from deep inside, and run_contained sets it only in the child it forks.
 _NOTES: contextvars.ContextVar[int | None] = contextvars.ContextVar("mlirpipe_notes", default=None)
+
+
+# The tail of a child's notes the parent keeps (a chatty child cannot fill its memory).
+_NOTES_KEPT = 1 << 16
 
 
 def note(text: str) -> None:
@@ -126,8 +131,9 @@ def _collect(
         while open_fds:
             wait = None if deadline is None else max(0.0, deadline - time.perf_counter())
             events = sel.select(wait)
-            if not events and deadline is not None and time.perf_counter() >= deadline:
-                os.kill(pid, signal.SIGKILL)
+            # Checked on every pass: a child that keeps writing notes still runs out of time.
+            if deadline is not None and time.perf_counter() >= deadline:
+                kill_tree(pid)
                 return b"".join(chunks), bytes(notes), True
             for key, _ in events:
                 data = os.read(key.fd, 1 << 16)
@@ -138,13 +144,44 @@ def _collect(
                     chunks.append(data)
                 else:
                     notes += data
-    except BaseException:  # Ctrl-C: take the child down with us
-        os.kill(pid, signal.SIGKILL)
+                    del notes[:-_NOTES_KEPT]  # only the last notes are reported
+    except BaseException:  # Ctrl-C: take the child and what it started down with us
+        kill_tree(pid)
         os.waitpid(pid, 0)
         raise
     finally:
         sel.close()
     return b"".join(chunks), bytes(notes), False
+
+
+def kill_tree(pid: int) -> None:
+    """Kill process `pid` and all its descendants (the tools a RUN line started, and theirs).
+    Each is stopped before its children are listed, so none starts another unseen; then all
+    are killed. Like lit's killProcessAndChildren, with psutil."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        root.suspend()
+    except psutil.Error:  # already ended (a zombie to reap), or not ours to list
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        return
+    found = {pid: root}
+    while True:
+        try:
+            new = [p for p in root.children(recursive=True) if p.pid not in found]
+        except psutil.Error:
+            break
+        if not new:
+            break
+        for p in new:
+            found[p.pid] = p
+            with contextlib.suppress(psutil.Error):
+                p.suspend()
+    for p in found.values():
+        with contextlib.suppress(psutil.Error):
+            p.kill()
 
 
 def _signal_name(sig: int) -> str:

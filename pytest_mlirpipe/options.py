@@ -99,10 +99,11 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
     Option(
         "isolation",
         "how RUN lines run: fork (default: known tools in-process, in a forked child per "
-        "file), none (in this process), subprocess (every tool a process, as lit does)",
+        "file), none (in this process, where a time limit cannot stop a hang), subprocess "
+        "(every tool a process, as lit does)",
         default="fork",
         choices=ISOLATION_MODES,
-        ini_help="fork, none or subprocess",
+        ini_help="fork, none (no time limit on in-process work) or subprocess",
     ),
     Option(
         "filecheck",
@@ -116,11 +117,14 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "timeout",
-        "per-file time limit, 0 for none",
+        "per-file time limit, 0 for none; at the limit every process the file started is "
+        "killed. Isolation none cannot stop a hang in what it runs in this process "
+        "(mlirpipe-opt, filecheck, compiled code)",
         default="0",
         metavar="SECONDS",
         shown_default="0",
-        ini_help="per-file time limit in seconds (0: none)",
+        ini_help="per-file time limit in seconds (0: none; with isolation none it cannot stop a "
+        "hang inside in-process work)",
     ),
 )
 # Declared by the execution plugin (the `mlirpipe` fixture); several are `mlirpipe run` flags too.

@@ -66,18 +66,17 @@ class MlirShTest(lit.formats.ShTest):
         if engine:
             environment = changes.get("environment", test.config.environment)
             changes["environment"] = {**environment, ENGINE_ENV: engine}
-        if expected.timeout:
-            # A containing pytest process enforces it itself; lit needs psutil to kill a
-            # command tree.
-            if not litConfig.params.get(CONTAINED_PARAM):
-                supported, why = litConfig.maxIndividualTestTimeIsSupported
-                if not supported:
-                    return lit.Test.Result(
-                        lit.Test.UNRESOLVED,
-                        f"{path}:{expected.timeout_line}: error: MLIRPIPE-TIMEOUT needs lit's "
-                        f"time limits, which are not available here: {why}\n"
-                        "  hint: pip install psutil",
-                    )
+        # A containing pytest process enforces the limit itself (it kills the child and every
+        # process the child started); lit needs psutil to kill a command tree.
+        if expected.timeout and not litConfig.params.get(CONTAINED_PARAM):
+            supported, why = litConfig.maxIndividualTestTimeIsSupported
+            if not supported:
+                return lit.Test.Result(
+                    lit.Test.UNRESOLVED,
+                    f"{path}:{expected.timeout_line}: error: MLIRPIPE-TIMEOUT needs lit's "
+                    f"time limits, which are not available here: {why}\n"
+                    "  hint: pip install psutil",
+                )
             changes["maxIndividualTestTime"] = expected.timeout
         if changes:
             with_own_config(test, **changes)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import sys
 import traceback
@@ -96,9 +97,12 @@ def _run_pipeline(
         for _name, _mode, f, _path in opened_files:
             f.close()
 
+    # The time limit passed while the tools ran (it cannot stop them in this process): lit
+    # would have killed them, so they end as killed ones do.
+    killed = timeout_helper.timeoutReached()
     exit_code = None
     for command, step, done in zip(pipeline.commands, planned, ran, strict=True):
-        status = _negated(step, done.status)
+        status = _negated(step, -signal.SIGKILL if killed else done.status)
         result = ShellCommandResult(
             command,
             _text(done.stdout),

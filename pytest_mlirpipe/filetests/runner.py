@@ -160,7 +160,9 @@ class FileTestRunner:
         from lit.worker import _execute_test_handle_errors
 
         test = self.make_test(path)
-        if self.config.timeout and not in_process:
+        if self.config.timeout and not forked:
+            # lit's own limit, which kills each command's process tree; a forked child's
+            # parent enforces the limit on the child and its tree instead.
             with_own_config(test, maxIndividualTestTime=self.config.timeout)
         start = time.perf_counter()
         if test.config.unsupported:
