@@ -10,7 +10,8 @@ from pathlib import Path
 from ..errors import close_matches, did_you_mean
 
 KINDS = ("crash", "timeout")
-_LINE = re.compile(r"\bMLIRPIPE-(?P<key>[A-Z]+)\s*:(?P<value>.*)$")
+_KEYWORD = "MLIRPIPE-"
+_LINE = re.compile(r"(?P<key>[A-Z]+)\s*:(?P<value>.*)$")  # what follows the keyword
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,16 +26,26 @@ class Expectations:
 
 
 def read_expectations(path: str | Path) -> Expectations:
-    """Parse the MLIRPIPE-EXPECT / MLIRPIPE-TIMEOUT lines of `path` (bad lines -> problems)."""
+    """Parse the MLIRPIPE-EXPECT / MLIRPIPE-TIMEOUT lines of `path` (bad lines -> problems),
+    found by lit's own keyword scanner, as lit finds RUN lines."""
+    import lit.TestRunner as TestRunner
+
     try:
-        text = Path(path).read_bytes().decode("utf-8", errors="replace")
+        if b"MLIRPIPE-" not in Path(path).read_bytes():
+            return Expectations()
+        lines = list(TestRunner.parseIntegratedTestScriptCommands(str(path), [_KEYWORD]))
     except OSError:
         return Expectations()
-    if "MLIRPIPE-" not in text:
-        return Expectations()
+    except UnicodeDecodeError as exc:
+        return Expectations(
+            problems=(
+                f"{path}: error: a {_KEYWORD} line is not UTF-8 text (byte "
+                f"0x{exc.object[exc.start]:02x})\n  hint: write these lines in plain ASCII",
+            )
+        )
     found = _Found()
-    for n, line in enumerate(text.splitlines(), 1):
-        m = _LINE.search(line)
+    for n, _, rest in lines:
+        m = _LINE.match(rest)
         if m is None:
             continue
         key, value = m.group("key"), m.group("value").strip()
