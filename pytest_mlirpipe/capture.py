@@ -59,6 +59,7 @@ def capture_fds() -> Iterator[Captured]:
         finally:
             for fd in saved:
                 os.close(fd)
-        out.seek(0)
-        err.seek(0)
-        captured.stdout, captured.stderr = out.read(), err.read()
+            # Also when the block raised: what was printed before the error is kept.
+            out.seek(0)
+            err.seek(0)
+            captured.stdout, captured.stderr = out.read(), err.read()

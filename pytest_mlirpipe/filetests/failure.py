@@ -87,7 +87,12 @@ def _script_exception(path: Path, verdict: FileVerdict, verbose: bool) -> str | 
     if step:
         out.append(f"  {user_command(step.command)}")
     missing = _NO_SUCH_FILE.search(error)
-    if missing:
+    if missing and not Path(missing.group("f")).parent.is_dir():
+        out.append(
+            f"  hint: the folder of '{missing.group('f')}' does not exist; create it in an "
+            "earlier RUN line (mkdir -p) or fix the path"
+        )
+    elif missing:
         out.append(
             f"  hint: a redirect reads '{missing.group('f')}', which does not exist; "
             "write it in an earlier RUN line or fix its name"

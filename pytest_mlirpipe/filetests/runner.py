@@ -157,7 +157,6 @@ class FileTestRunner:
         import time
 
         import lit.Test
-        from lit.worker import _execute_test_handle_errors
 
         test = self.make_test(path)
         if self.config.timeout and not forked:
@@ -174,9 +173,7 @@ class FileTestRunner:
             # A forked child's parent enforces the time limits (see MlirShTest).
             lit_config = self._contained_lit_config if forked else self.lit_config
             with _shell(in_process, forked, crash_repro) as trace:
-                # lit's own handling: an exception in the script (e.g. a redirect from a file
-                # that does not exist) is UNRESOLVED with the traceback, a tuple a Result.
-                result = _execute_test_handle_errors(test, lit_config)
+                result = _execute(test, lit_config)
         result.elapsed = time.perf_counter() - start
         test.setResult(result)  # lit's own XFAIL/XPASS logic
         code = test.result.code
@@ -291,6 +288,22 @@ def _where(notes: tuple[str, ...]) -> str:
     return ", while running " + ", ".join(parts)
 
 
+def _execute(test, lit_config):
+    """lit's worker's way to run a test: an exception in the script (a redirect from a file
+    that does not exist) is UNRESOLVED with the traceback; a tuple becomes a Result. Unlike
+    lit's bare `except:`, Ctrl-C and pytest's own stop requests go through."""
+    import traceback
+
+    import lit.Test
+
+    try:
+        result = test.config.test_format.execute(test, lit_config)
+    except Exception:
+        output = "Exception during script execution:\n" + traceback.format_exc() + "\n"
+        return lit.Test.Result(lit.Test.UNRESOLVED, output)
+    return result if isinstance(result, lit.Test.Result) else lit.Test.Result(*result)
+
+
 class TempFiles:
     """A test's own temporary files (`%t`, `%t.*`, `%t/`), copied aside before an in-process
     run and put back before the file is run again after a crash. Files outside `%t` (in `%T`
@@ -298,7 +311,7 @@ class TempFiles:
 
     def __init__(self, tmp_base: str):
         self.folder = Path(tmp_base).parent
-        self.prefix = Path(tmp_base).name
+        self.prefix = Path(tmp_base).name + ".tmp"  # %t is tmp_base + ".tmp": this test's only
         self.copy: Path | None = None
 
     @classmethod
@@ -317,10 +330,7 @@ class TempFiles:
     def _entries(self) -> list[Path]:
         if not self.folder.is_dir():
             return []
-        own = self.prefix + REPRO_SUFFIX  # the crash repro we write is not the test's file
-        return [
-            p for p in self.folder.iterdir() if p.name.startswith(self.prefix) and p.name != own
-        ]
+        return [p for p in self.folder.iterdir() if p.name.startswith(self.prefix)]
 
     def save(self) -> None:
         entries = self._entries()

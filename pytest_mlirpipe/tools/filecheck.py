@@ -74,10 +74,14 @@ def _run_llvm(llvm: str, argv: list[str], data: bytes) -> tuple[int, str, str]:
 
 def find_llvm_filecheck(dirs: Sequence[str] = ()) -> str | None:
     """An LLVM `FileCheck` binary: in `dirs`, on PATH (a native program, not a same-named
-    script), then the newest `/usr/lib/llvm-NN/bin/FileCheck`."""
-    path = os.pathsep.join([*dirs, os.environ.get("PATH", "")])
-    for folder in path.split(os.pathsep):
-        candidate = Path(folder or ".") / "FileCheck"
+    script), then the newest `/usr/lib/llvm-NN/bin/FileCheck`; an absolute path."""
+    return _find_llvm_filecheck(tuple(dirs), os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _find_llvm_filecheck(dirs: tuple[str, ...], path_env: str) -> str | None:
+    for folder in [*dirs, *path_env.split(os.pathsep)]:
+        candidate = (Path(folder or ".") / "FileCheck").absolute()
         if _is_native_program(candidate):
             return str(candidate)
     versioned = sorted(

@@ -69,6 +69,12 @@ FILES: dict[str, tuple[str | bytes, str]] = {
         "// CHECK: x\n// CHECK-NEXT: x\n" + ADD,
         "FLAKYPASS",
     ),
+    # Writes into a folder no RUN line made.
+    "missing-folder.mlir": (
+        "// RUN: mlirpipe-opt %s --pass-pipeline='builtin.module(canonicalize)' > %t/sub/out\n"
+        + ADD,
+        "UNRESOLVED",
+    ),
     # Redirects from a file no RUN line wrote.
     "missing-input.mlir": ("// RUN: FileCheck %s < %t.missing\n// CHECK: x\n" + ADD, "UNRESOLVED"),
     # A check file that is not UTF-8.
@@ -109,7 +115,7 @@ def test_a_rerun_after_a_crash_starts_from_the_files_the_first_run_found(tmp_pat
 
 @pytest.mark.parametrize("mode", ["fork", "none", "subprocess"])
 def test_bad_inputs_are_reported_in_a_few_located_lines_without_tracebacks(tmp_path, mode):
-    names = ("missing-input.mlir", "not-utf8.mlir")
+    names = ("missing-input.mlir", "not-utf8.mlir", "missing-folder.mlir")
     write_suite(tmp_path, [GeneratedFile(n, FILES[n][0]) for n in names])
     ran = subprocess.run(
         [
@@ -130,6 +136,9 @@ def test_bad_inputs_are_reported_in_a_few_located_lines_without_tracebacks(tmp_p
     assert "missing-input.mlir: UNRESOLVED: lit's shell could not run the script" in out
     assert "missing-input.mlir:1: error: RUN line 1 could not run: FileNotFoundError" in out
     assert "which does not exist; write it in an earlier RUN line or fix its name" in out
+    assert "missing-folder.mlir:1: error: RUN line 1 could not run: FileNotFoundError" in out
+    assert "does not exist; create it in an earlier RUN line (mkdir -p) or fix the path" in out
+    assert "(lit's traceback with -vv)" in out
     assert re.search(
         r"not-utf8\.mlir:3:7: error: the check file is not UTF-8 text \(byte 0xe9\); "
         r"FileCheck reads UTF-8",

@@ -48,3 +48,10 @@ def test_a_stage_served_from_the_prefix_cache_prints_what_its_passes_printed(cap
             run_pass_pipeline(ir, "builtin.module(print-op-stats)")
             assert "Operations encountered" in capfd.readouterr().err
     assert cache.hits == 1
+
+
+def test_what_was_written_before_the_block_raised_is_kept():
+    with pytest.raises(RuntimeError), capture_fds() as got:
+        os.write(2, b"said before failing\n")
+        raise RuntimeError
+    assert got.stderr == b"said before failing\n"

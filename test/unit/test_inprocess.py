@@ -203,3 +203,31 @@ def test_a_tool_name_is_substituted_as_written_and_only_as_a_whole_name(name, te
     from pytest_mlirpipe.filetests.config import tool_pattern
 
     assert bool(re.search(tool_pattern(name), text)) is found
+
+
+class _Format:
+    def __init__(self, error):
+        self.error = error
+
+    def execute(self, test, lit_config):
+        raise self.error
+
+
+class _Test:
+    def __init__(self, error):
+        self.config = type("Config", (), {"test_format": _Format(error)})()
+
+
+def test_an_exception_in_the_script_is_unresolved_with_lits_words():
+    from pytest_mlirpipe.filetests.runner import _execute
+
+    result = _execute(_Test(FileNotFoundError(2, "No such file or directory", "x")), None)
+    assert result.code.name == "UNRESOLVED"
+    assert result.output.startswith("Exception during script execution:\nTraceback")
+
+
+def test_ctrl_c_in_a_file_stops_the_run_instead_of_failing_the_file():
+    from pytest_mlirpipe.filetests.runner import _execute
+
+    with pytest.raises(KeyboardInterrupt):
+        _execute(_Test(KeyboardInterrupt()), None)
