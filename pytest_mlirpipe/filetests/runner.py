@@ -105,13 +105,13 @@ class FileTestRunner:
                 return _timed_out(path, ended, expected, timeout)
             wants_repro = ended.kind == "crashed" and expected.kind != "crash"
             temp.restore()
-            repro = self._crash_repro(path, ended.notes) if wants_repro else ""
+            repro = self._crash_repro(path, ended.notes, timeout) if wants_repro else ""
             temp.restore()
             verdict = self._run_here(path, in_process=False)
         detail = ended.detail.strip().splitlines()[-1] if ended.kind == "error" else ended.detail
         return dataclasses.replace(verdict, crash=f"{detail}{_where(ended.notes)}", repro=repro)
 
-    def _crash_repro(self, path: Path, notes: tuple[str, ...]) -> str:
+    def _crash_repro(self, path: Path, notes: tuple[str, ...], timeout: float) -> str:
         """After a crash in a stage: run the file once more in a child that writes that stage's
         input IR under the test's output folder (`Output/NAME.repro/`) just before running it;
         return the `mlirpipe-opt` command the child noted. Only crashes pay for this."""
@@ -127,7 +127,7 @@ class FileTestRunner:
         repro = CrashRepro(Path(tmp_base + REPRO_SUFFIX), stage)
         ended = contain.run_contained(
             lambda: self._run_here(path, in_process=True, forked=True, crash_repro=repro),
-            timeout=self.config.timeout or None,
+            timeout=timeout or None,  # the file's own limit, else the run's
         )
         found = [n for n in ended.notes if n.startswith("repro: ")]
         return found[-1][len("repro: ") :] if found else ""
