@@ -50,9 +50,9 @@ class MlirItem(pytest.Item):
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))
         self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
-        _warn_of_filecheck_disagreements(self.path, verdict)
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
-            raise FileTestFailure(verdict)
+            raise FileTestFailure(verdict)  # the report shows FileCheck's stderr, warning and all
+        _warn_of_filecheck_disagreements(self.path, verdict)
         outcome = NOT_FAILING.get(verdict.code, "passed")
         if outcome == "skipped":
             pytest.skip(_reason(verdict.output) or verdict.code)
@@ -82,11 +82,13 @@ def _warn_of_filecheck_disagreements(path: Path, verdict: FileVerdict) -> None:
         for result in step.results:
             at = result.stderr.find(DISAGREE)
             if at >= 0:
-                warnings.warn(
+                warnings.warn_explicit(
                     FileCheckDisagreement(
                         f"{path}:{step.line or 0}: {result.stderr[at:].rstrip()}"
                     ),
-                    stacklevel=1,
+                    FileCheckDisagreement,
+                    str(path),
+                    step.line or 0,
                 )
 
 
