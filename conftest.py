@@ -1,7 +1,9 @@
 """Repository-level pytest setup: pytester for the plugin's own tests, torch's cache."""
 
 import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 # pytester's in-process runs drop the modules an inner session imported; native extensions
 # (MLIR's bindings, numpy) cannot be imported twice in one process, so load them up front.
@@ -29,3 +31,12 @@ def _torch_cache_outside_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> Ite
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("torchinductor")))
         yield
+
+
+@pytest.fixture
+def tmpdir_(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty folder standing for $TMPDIR (tempfile's folder for the test)."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder

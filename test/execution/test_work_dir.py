@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,15 +21,6 @@ func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 }
 """
 X = np.arange(4, dtype=np.float32)
-
-
-@pytest.fixture
-def tmpdir_(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty folder standing for $TMPDIR."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
 
 
 def test_an_aot_build_goes_under_the_given_work_dir(tmp_path, tmpdir_):

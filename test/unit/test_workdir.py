@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import gc
 import os
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from pytest_mlirpipe.execution.workdir import WorkDir
-
-
-@pytest.fixture
-def tmpdir_(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty folder standing for $TMPDIR."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
 
 
 def test_a_given_folder_is_used_as_it_is_and_stays(tmp_path, tmpdir_):
