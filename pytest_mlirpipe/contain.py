@@ -3,7 +3,9 @@
 The child is a fork of the warm test process (MLIR bindings loaded, pipelines validated), so
 starting it costs a few milliseconds, not an interpreter start. It reports progress notes
 (`note("stage bufferize")`) as it goes, so a crash or a timeout can say where it happened.
-A child that times out is killed with every process it started (as lit kills a command tree).
+A child that times out is killed with every process it started (as lit kills a command tree);
+the child adopts the orphans of the tools it started, so a tool that exited cannot leave one
+behind, and what is still running when the work ends is killed then.
 """
 
 from __future__ import annotations
@@ -101,11 +103,13 @@ def _run_child(fn: Callable[[], Any], result_w: int, note_w: int) -> NoReturn:
     """In the forked child: run `fn`, send its pickled result (or traceback), exit."""
     faulthandler.disable()  # the parent reports the signal and where; no stack dump
     _NOTES.set(note_w)
+    _adopt_orphans()
     status = 0
     try:
         payload = pickle.dumps(("ok", fn()))
     except BaseException:
         payload = pickle.dumps(("error", traceback.format_exc()))
+    _end_leftovers()
     try:
         with os.fdopen(result_w, "wb") as out:
             out.write(payload)
@@ -114,6 +118,38 @@ def _run_child(fn: Callable[[], Any], result_w: int, note_w: int) -> NoReturn:
     except BaseException:
         status = 70
     os._exit(status)
+
+
+# prctl(2)'s PR_SET_CHILD_SUBREAPER: orphaned descendants become this process's children.
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _adopt_orphans() -> None:
+    """Make this child the parent of every orphan its descendants leave (Linux): a tool that
+    started a process and exited then leaves it in this child's tree, where `kill_tree` and
+    `_end_leftovers` find it, not under init."""
+    import ctypes
+
+    with contextlib.suppress(AttributeError, OSError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _end_leftovers() -> None:
+    """Kill and reap whatever the work left running (background processes of its tools, which
+    this child adopted): no process outlives the contained work. A wait that finds no child
+    costs one system call."""
+    killed = False
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0 if killed else os.WNOHANG)
+        except ChildProcessError:  # none left
+            return
+        if pid == 0:  # some still run
+            import psutil
+
+            for child in psutil.Process().children():
+                kill_tree(child.pid)
+            killed = True
 
 
 def _collect(

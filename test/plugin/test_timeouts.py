@@ -18,17 +18,23 @@ from pytest_mlirpipe import contain
 # What the RUN lines run: a tool that starts a child and waits for it forever.
 SPAWN = '''\
 """Start a child that sleeps (ARGV[2] == "sleep") or keeps printing ("print") for minutes,
-append this process's pid and the child's to the file ARGV[1], then wait for the child."""
+append this process's pid and the child's to the file ARGV[1], then wait for the child. With
+"orphan" the printing child is left behind as this process exits; with "leave", a sleeping
+child that holds no pipe."""
 import os
 import subprocess
 import sys
 
 PRINT = "import time\\nwhile True:\\n    print('still here', flush=True)\\n    time.sleep(0.01)"
 SLEEP = "import time; time.sleep(300)"
-child = subprocess.Popen([sys.executable, "-c", PRINT if sys.argv[2] == "print" else SLEEP])
+mode = sys.argv[2]
+quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL} if mode == "leave" else {}
+code = PRINT if mode in ("print", "orphan") else SLEEP
+child = subprocess.Popen([sys.executable, "-c", code], **quiet)
 with open(sys.argv[1], "a") as f:
     f.write(f"{os.getpid()} {child.pid}\\n")
-child.wait()
+if mode in ("sleep", "print"):
+    child.wait()
 '''
 
 LIT_CFG = """\
@@ -115,6 +121,37 @@ def test_lit_gives_the_same_verdict_and_leaves_no_process(suite):
     codes, output = lit_verdicts(suite.path, "--timeout=2", "tests")
     assert codes == {"printer.mlir": "TIMEOUT", "sleeper.mlir": "TIMEOUT"}, output
     _assert_all_ended(suite, runs=2)
+
+
+def _orphan_files(pids: Path) -> dict[str, str]:
+    """Files whose tool exits and leaves a child behind: one printing into the pipe to
+    filecheck (the file can only time out), one sleeping apart (the file passes)."""
+    spawn = "%python %S/../spawn.py " + str(pids)
+    return {
+        "orphan.mlir": f"// RUN: {spawn} orphan | filecheck %s\n// CHECK: never\n{IR}",
+        "leaver.mlir": f"// RUN: {spawn} leave\n// RUN: echo ok | filecheck %s\n// CHECK: ok\n{IR}",
+    }
+
+
+@pytest.mark.parametrize("mode", ["fork", "xdist"])
+def test_a_process_left_by_a_tool_that_exited_ends_with_its_file(suite, mode):
+    """Forked files adopt their tools' orphans: one keeping the file's pipe open goes at the
+    TIMEOUT, one left sleeping goes when its file passes (where lit gives the same verdict;
+    lit itself never ends the first file: the orphan is outside the tree it kills and holds
+    the pipe lit reads)."""
+    tests = suite.path / "tests"
+    for name in ("printer.mlir", "sleeper.mlir"):
+        (tests / name).unlink()
+    for name, text in _orphan_files(suite.path / "pids").items():
+        (tests / name).write_text(text)
+    result = suite.runpytest(
+        "tests", *MODES[mode], "--mlirpipe-timeout=2", "-p", "no:cacheprovider", "-rA"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.re_match_lines([r"^tests/orphan.mlir: TIMEOUT: the test took too long$"])
+    _assert_all_ended(suite, runs=2)
+    codes, output = lit_verdicts(suite.path, "--timeout=2", "tests/leaver.mlir")
+    assert codes == {"leaver.mlir": "PASS"}, output
 
 
 def test_a_forked_run_that_times_out_ends_with_its_whole_tree(tmp_path):
