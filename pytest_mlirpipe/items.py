@@ -11,7 +11,6 @@ import pytest
 from .filetests.failure import format_failure
 from .filetests.runner import FileTestRunner
 from .filetests.verdict import FileVerdict
-from .tools.filecheck import DISAGREE
 
 # The run's file-test runner, built from its RunConfig in pytest_configure.
 RUNNER_KEY = pytest.StashKey[FileTestRunner]()
@@ -51,7 +50,7 @@ class MlirItem(pytest.Item):
             self.user_properties.append((CONTAINED, contained))
         self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
-            raise FileTestFailure(verdict)  # the report shows FileCheck's stderr, warning and all
+            raise FileTestFailure(verdict)  # the report shows any FileCheck disagreement
         _warn_of_filecheck_disagreements(self.path, verdict)
         outcome = NOT_FAILING.get(verdict.code, "passed")
         if outcome == "skipped":
@@ -78,18 +77,13 @@ class FileCheckDisagreement(UserWarning):
 
 
 def _warn_of_filecheck_disagreements(path: Path, verdict: FileVerdict) -> None:
-    for step in verdict.steps:
-        for result in step.results:
-            at = result.stderr.find(DISAGREE)
-            if at >= 0:
-                warnings.warn_explicit(
-                    FileCheckDisagreement(
-                        f"{path}:{step.line or 0}: {result.stderr[at:].rstrip()}"
-                    ),
-                    FileCheckDisagreement,
-                    str(path),
-                    step.line or 0,
-                )
+    for line, report in verdict.warnings:
+        warnings.warn_explicit(
+            FileCheckDisagreement(f"{path}:{line}: {report}"),
+            FileCheckDisagreement,
+            str(path),
+            line,
+        )
 
 
 def _reason(output: str) -> str:

@@ -158,6 +158,8 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
         lines.append(dump)
     lines.append("reproduce with:")
     lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {user_command(step.command)}")
+    # FileCheck engines that disagreed, on any RUN line
+    lines.extend(f"{path}:{line}: {report}" for line, report in verdict.warnings)
     if verbose:
         lines.append("lit output:")
         lines.append(verdict.output.rstrip())

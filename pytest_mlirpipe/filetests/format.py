@@ -12,12 +12,16 @@ import lit.formats
 
 from ..errors import did_you_mean
 from ..lowering.catalog import PIPELINES_PATH_ENV
-from ..tools.filecheck import ENGINE_ENV
+from ..tools.filecheck import ENGINE_ENV, NOTES_ENV, read_disagreements
 from ..tools.opt import REPRO_DIR_ENV
 from .expect import Expectations, judge, read_expectations
 
-# Beside a test's own `%t` files: the input IR of a stage that failed or crashed.
+# Beside a test's own `%t` files: the input IR of a stage that failed or crashed,
 REPRO_SUFFIX = ".repro"
+# and the reports of FileCheck engines that disagreed (mlirpipe_filecheck = both).
+FILECHECK_NOTES_SUFFIX = ".filecheck-notes"
+# The lit metric that carries those reports (a list of {"argv", "report"}) to the plugin.
+DISAGREEMENTS_METRIC = "mlirpipe_filecheck_disagreements"
 
 # lit params (`lit --param NAME=VALUE`; the pytest plugin sets them on its LitConfig).
 # Folders of pipelines/*.toml put first on the RUN lines' $MLIRPIPE_PIPELINES_PATH:
@@ -83,7 +87,9 @@ class MlirShTest(lit.formats.ShTest):
         result = self._execute(test, litConfig, expected)
         code, output = judge(result.code.name, result.output or "", expected, path)
         if (code, output) != (result.code.name, result.output or ""):
+            metrics = result.metrics
             result = lit.Test.Result(getattr(lit.Test, code), output)
+            result.metrics = metrics
         return result
 
     def _execute(self, test, litConfig, expected: Expectations):
@@ -105,7 +111,7 @@ class MlirShTest(lit.formats.ShTest):
         if litConfig.noExecute:
             return lit.Test.Result(lit.Test.PASS)
         tmp_dir, tmp_base = TR.getTempPaths(test)
-        _repro_dir_beside(test, tmp_base)
+        notes = _side_files_beside(test, tmp_base)
         substitutions = TR.getDefaultSubstitutions(test, tmp_dir, tmp_base)
         conditions = {feature: True for feature in test.config.available_features}
         script = TR.applySubstitutions(
@@ -117,7 +123,7 @@ class MlirShTest(lit.formats.ShTest):
         problems = _unknown_substitutions(script, test, substitutions)
         if problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, problems)
-        return TR._runShTest(test, litConfig, False, script, tmp_base)
+        return _with_disagreements(TR._runShTest(test, litConfig, False, script, tmp_base), notes)
 
     def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
         for test in super().getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig):
@@ -134,11 +140,33 @@ def with_own_config(test, **changes: Any) -> None:
     test.config = config
 
 
-def _repro_dir_beside(test, tmp_base: str) -> None:
+def _side_files_beside(test, tmp_base: str) -> Path:
     """A failing stage's input IR goes beside the test's `%t` files (`Output/NAME.repro/`,
-    where a crash's repro goes too), not to a new folder in $TMPDIR."""
-    environment = {**test.config.environment, REPRO_DIR_ENV: tmp_base + REPRO_SUFFIX}
+    where a crash's repro goes too), not to a new folder in $TMPDIR; so do the reports of
+    FileCheck engines that disagree (returned: the file, emptied)."""
+    notes = Path(tmp_base + FILECHECK_NOTES_SUFFIX)
+    notes.unlink(missing_ok=True)
+    environment = {
+        **test.config.environment,
+        REPRO_DIR_ENV: tmp_base + REPRO_SUFFIX,
+        NOTES_ENV: str(notes),
+    }
     with_own_config(test, environment=environment)
+    return notes
+
+
+def _with_disagreements(result, notes: Path):
+    """`result` with the FileCheck engines' disagreement reports of the run (if any) added to
+    its output, for lit's reports, and as a metric, for the plugin's warnings."""
+    import lit.Test
+
+    found = read_disagreements(str(notes))
+    notes.unlink(missing_ok=True)
+    if found:
+        reports = "".join(str(d["report"]) for d in found)
+        result.output = f"{result.output or ''}\n{reports}"
+        result.addMetric(DISAGREEMENTS_METRIC, lit.Test.JSONMetricValue(found))
+    return result
 
 
 def _pipeline_search_path(config, litConfig) -> dict[str, Any]:

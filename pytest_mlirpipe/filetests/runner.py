@@ -17,12 +17,13 @@ from ..options import RunConfig
 from .config import configure
 from .format import (
     CONTAINED_PARAM,
+    DISAGREEMENTS_METRIC,
     FILECHECK_PARAM,
     PIPELINES_PARAM,
     REPRO_SUFFIX,
     with_own_config,
 )
-from .verdict import FileVerdict, steps_of
+from .verdict import FileVerdict, locate_disagreements, steps_of
 
 
 class FileTestRunner:
@@ -177,14 +178,17 @@ class FileTestRunner:
         result.elapsed = time.perf_counter() - start
         test.setResult(result)  # lit's own XFAIL/XPASS logic
         code = test.result.code
+        steps = steps_of(trace.results, trace.stdins) if trace else ()
+        disagreements = test.result.metrics.get(DISAGREEMENTS_METRIC)
         return FileVerdict(
             code.name,
             test.result.output or "",
             code.isFailure,
             result.elapsed,
-            steps_of(trace.results, trace.stdins) if trace else (),
+            steps,
             in_process=trace.in_process if trace else 0,
             subprocesses=trace.subprocesses if trace else 0,
+            warnings=locate_disagreements(disagreements.value if disagreements else (), steps),
         )
 
 

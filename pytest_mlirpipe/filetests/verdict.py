@@ -44,6 +44,8 @@ class FileVerdict:
     repro: str = ""  # after a crash: the mlirpipe-opt command on the crashing stage's input
     in_process: int = 0  # pipelines run inside the process
     subprocesses: int = 0  # pipelines run as processes
+    # FileCheck disagreements (mlirpipe_filecheck = both): (RUN line or 0, report)
+    warnings: tuple[tuple[int, str], ...] = ()
 
 
 _RUN_AT = re.compile(r"^# (?:RUN: at line (\d+)|.*)$")
@@ -77,3 +79,23 @@ def steps_of(results, stdins: dict[int, str] | None = None) -> tuple[RunStep, ..
         own.append(CommandResult(tuple(args), int(r.exitCode or 0), r.stdout, r.stderr, stdin))
     flush()
     return tuple(steps)
+
+
+def locate_disagreements(reports, steps: tuple[RunStep, ...]) -> tuple[tuple[int, str], ...]:
+    """Each FileCheck disagreement report ({"argv", "report"}) with the RUN line whose command
+    ended with those arguments (0 when none did)."""
+    located = []
+    for found in reports:
+        argv = tuple(found["argv"])
+        line = next(
+            (s.line for s in steps for r in s.results if _ends_with(r.args, argv) and s.line),
+            0,
+        )
+        located.append((line, str(found["report"]).rstrip()))
+    return tuple(located)
+
+
+def _ends_with(args: tuple[str, ...], tail: tuple[str, ...]) -> bool:
+    """Whether `args` (a command: program, or interpreter and module, then arguments) ends
+    with `tail` after at least its program."""
+    return 0 < len(tail) < len(args) and args[-len(tail) :] == tail

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,9 @@ ENGINE_ENV = "MLIRPIPE_FILECHECK"
 LLVM_ENV = "MLIRPIPE_FILECHECK_LLVM"  # the LLVM FileCheck binary found or named for the suite
 ENGINES = ("auto", "llvm", "python", "both")
 DISAGREE = "filecheck: warning: LLVM FileCheck and the Python port disagree"
+# Where `both` appends its disagreement reports (JSON lines: argv, report) when a test runner
+# set it: not the command's stderr, which a RUN line may pipe on (`2>&1 | ...`).
+NOTES_ENV = "MLIRPIPE_FILECHECK_NOTES"
 
 
 def run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -49,14 +53,35 @@ def run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
         port_in = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
         port_status = run_python_port(argv, port_in, port_out, port_err)
         if (port_status == 0) != (status == 0):
-            err += (
+            report = (
                 f"{DISAGREE}: LLVM exit {status}, Python port exit {port_status}\n"
                 f"--- LLVM FileCheck ({llvm}) ---\n{err}"
                 f"--- Python port ---\n{port_out.getvalue()}{port_err.getvalue()}"
             )
+            err += _note_disagreement(argv, report)
     stdout.write(out)
     stderr.write(err)
     return status
+
+
+def _note_disagreement(argv: list[str], report: str) -> str:
+    """Append `report` to the runner's notes file ($MLIRPIPE_FILECHECK_NOTES) and return "";
+    without one (FileCheck run by hand), return it for stderr."""
+    notes = os.environ.get(NOTES_ENV)
+    if not notes:
+        return report
+    with open(notes, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"argv": argv, "report": report}) + "\n")
+    return ""
+
+
+def read_disagreements(notes: str) -> list[dict[str, object]]:
+    """The reports `both` appended to the notes file `notes` (none when it is missing)."""
+    try:
+        text = Path(notes).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def _read_all(stdin: TextIO) -> bytes:

@@ -93,6 +93,37 @@ def test_both_engines_disagreeing_is_a_warning_that_names_the_run_line(suite, mo
     )
 
 
+PIPED = (
+    "// RUN: mlirpipe-opt %s --pass-pipeline='builtin.module(canonicalize)' | FileCheck %s 2>&1 "
+    "| not grep disagree\n"
+    "// CHECK: arith.addf\n" + IR
+)
+
+
+@pytest.mark.parametrize("mode", ["fork", "none", "subprocess"])
+def test_a_disagreement_never_reaches_the_commands_a_run_line_pipes_into(suite, monkeypatch, mode):
+    """The report goes beside the test's %t files, not to FileCheck's stderr, so `2>&1 | ...`
+    sees what the engine said and nothing else; the file keeps LLVM's verdict, as under lit,
+    where the report is in the test's output."""
+    fake = suite.mkdir("llvm") / "FileCheck"
+    fake.write_text("#!/bin/sh\ncat > /dev/null\nexit 0\n")  # passes everything
+    fake.chmod(0o755)
+    monkeypatch.setenv("MLIRPIPE_FILECHECK_LLVM", str(fake))
+    (suite.path / "piped.mlir").write_text(PIPED)
+    _ini(suite, "mlirpipe_filecheck = both")
+    result = suite.runpytest(
+        "-p", "no:cacheprovider", "-W", "default", f"--mlirpipe-isolation={mode}", "piped.mlir"
+    )
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*FileCheckDisagreement: *piped.mlir:1: filecheck: warning: LLVM FileCheck and the *"]
+    )
+    codes, output = lit_verdicts(suite.path, "-a", "piped.mlir")
+    assert codes == {"piped.mlir": "PASS"}, output
+    assert "LLVM exit 0, Python port exit 1" in output
+    assert not list((suite.path / "build").rglob("*.filecheck-notes"))
+
+
 def test_an_unknown_engine_stops_the_run_with_the_accepted_ones(suite):
     _ini(suite, "mlirpipe_filecheck = fast")
     result = suite.runpytest("-p", "no:cacheprovider", "fails.mlir")
