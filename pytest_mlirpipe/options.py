@@ -10,6 +10,7 @@ from .errors import Problem, UsageError
 
 DEFAULT_SUFFIXES = (".mlir",)
 ISOLATION_MODES = ("fork", "none", "subprocess")
+ORDERS = ("smart", "lexical")
 FILECHECK_ENGINES = ("auto", "llvm", "python", "both")
 NATIVE_MODES = ("jit", "aot")
 GROUP = ("mlirpipe", "MLIR lowering-pipeline tests (pytest-mlirpipe)")
@@ -114,6 +115,15 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         choices=FILECHECK_ENGINES,
         shown_default="auto, or $MLIRPIPE_FILECHECK",
         ini_help="auto, llvm, python or both (lit: --param mlirpipe_filecheck=...)",
+    ),
+    Option(
+        "order",
+        "order of RUN/CHECK files: smart (as lit: last run's failures first, then the longest "
+        "first, from the times pytest's cache kept) or lexical (as collected)",
+        default="smart",
+        choices=ORDERS,
+        shown_default="smart",
+        ini_help="smart (last run's failures, then the longest files first) or lexical",
     ),
     Option(
         "timeout",
@@ -244,6 +254,7 @@ class RunConfig:
     suite: SuiteSettings = SuiteSettings()
     pipeline_dirs: tuple[str, ...] = ()  # the flags' first, then the ini's
     isolation: str = "fork"
+    order: str = "smart"  # of the RUN/CHECK files: smart (lit's) or lexical
     timeout: float = 0.0  # seconds per file (and per compiled-code run); 0: none
     json_path: str | None = None
     time: bool = False
@@ -282,6 +293,11 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
             f"mlirpipe: mlirpipe_isolation must be one of {', '.join(ISOLATION_MODES)}, "
             f"got {isolation!r}"
         )
+    order = _given(flag, ini, "order")
+    if order not in ORDERS:
+        raise OptionValueError(
+            f"mlirpipe: mlirpipe_order must be one of {', '.join(ORDERS)}, got {order!r}"
+        )
     time = flag(BY_NAME["time"])
     return RunConfig(
         suite=suite,
@@ -290,6 +306,7 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
             *(str(p) for p in ini(BY_NAME["pipelines"])),
         ),
         isolation=isolation,
+        order=order,
         timeout=_timeout(_given(flag, ini, "timeout")),
         json_path=flag(BY_NAME["json"]),
         time=bool(ini(BY_NAME["time"]) if time is None else time),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from . import ordering
 from .filetests.config import EXCLUDED_DIRS
 from .filetests.format import is_test_file
 from .filetests.runner import FileTestRunner
@@ -31,6 +32,8 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     exec_root = Path(config.rootpath) / "build" / "pytest" / worker
     config.stash[RUNNER_KEY] = FileTestRunner(exec_root, run_config(config))
+    smart = run_config(config).order == "smart"
+    config.pluginmanager.register(ordering.FileOrder(config, smart), "mlirpipe-order")
 
 
 def run_config(config: pytest.Config) -> RunConfig:
