@@ -101,18 +101,29 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     from .execution.report import format_side_by_side, format_table, write_json
 
     rows = run.rows()
-    if rows:
+    if rows and run.options.time:
         terminalreporter.section("mlirpipe execution")
         terminalreporter.write_line(format_table(rows))
         side_by_side = format_side_by_side(rows)
         if side_by_side:
             terminalreporter.section("mlirpipe execution: pipelines side by side")
             terminalreporter.write_line(side_by_side)
+    elif rows:
+        terminalreporter.write_line(execution_summary(rows))
     if run.json_path:
         write_json(run.json_path, rows)
         terminalreporter.write_line(
             f"mlirpipe: wrote {len(rows)} execution outcomes to {run.json_path}"
         )
+
+
+def execution_summary(rows: list[dict[str, Any]]) -> str:
+    """One line for an untimed run: how many case x pipeline checks ended how."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
+    ended = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
+    return f"mlirpipe: {len(rows)} execution checks ({ended}); --mlirpipe-time for the table"
 
 
 def _isolation(options: RunConfig) -> str:

@@ -14,7 +14,7 @@ from .blas_library import set_blas_threads
 from .cache import ArtifactCache
 from .compare import Comparison, compare
 from .compiled_model import CompiledModel, check_mode, compile_model
-from .frontends import Frontend, ImportedModel, frontend_for, reference_results
+from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, reference_results
 from .model_lowering import require_llvm_output
 from .native import NativeFunction
 from .timing import TimingConfig, measure
@@ -39,6 +39,7 @@ class Outcome:
     torch_timing: Any = None  # timing.Timing of torch eager
     flops: float | None = None
     cached: bool = False
+    export: str = ""  # "strict" when torch.export's default (non-strict) mode failed
 
     @property
     def max_abs(self) -> float | None:
@@ -57,6 +58,7 @@ class ExecutionMismatch(MlirpipeError):
                 Problem(
                     f"case '{case}' through pipeline '{o.pipeline}' ({o.mode}"
                     + (f", {o.abi}" if o.abi else "")
+                    + (f", {o.export} export" if o.export else "")
                     + "): "
                     + (o.error or (o.comparison.format() if o.comparison else "failed")),
                 )
@@ -131,11 +133,16 @@ class ModelChecker:
         pipeline: str = "refbackend",
         mode: str | None = None,
         work_dir: Path | str | None = None,
+        backend_legal_ops: Sequence[str] = (),
+        decompositions: Sequence[Any] | None = None,
     ) -> CompiledModel:
-        """Import `model` with `inputs`, lower it through `pipeline`, make it native."""
+        """Import `model` with `inputs`, lower it through `pipeline`, make it native.
+
+        `backend_legal_ops` and `decompositions`: as for check()."""
         pipe = self.pipeline(pipeline)
         require_llvm_output(pipe)
-        frontend = frontend_for(model, inputs)
+        options = ImportOptions.of(backend_legal_ops, decompositions)
+        frontend = frontend_for(model, inputs, options)
         imported = frontend.imported(pipe)
         mode = mode or self.mode
         return compile_model(imported, pipe, frontend.name, mode, self.cache, self._work(work_dir))
@@ -154,13 +161,18 @@ class ModelChecker:
         per_dtype: Mapping[str, tuple[float, float]] | None = None,
         time_it: bool | None = None,
         work_dir: Path | str | None = None,
+        backend_legal_ops: Sequence[str] = (),
+        decompositions: Sequence[Any] | None = None,
     ) -> list[Outcome]:
         """Run `model` through each pipeline and compare with torch eager (or `reference`).
 
-        Raises ExecutionMismatch listing every pipeline that failed; the outcomes (with
-        timings when this checker times) are kept in `self.outcomes` either way.
+        A torch module's import takes `backend_legal_ops` (ops torch-mlir keeps whole, e.g.
+        "aten.adaptive_max_pool2d") and `decompositions` (op names; default torch-mlir's
+        table). Raises ExecutionMismatch listing every pipeline that failed; the outcomes
+        (with timings when this checker times) are kept in `self.outcomes` either way.
         """
-        frontend = frontend_for(model, inputs)
+        options = ImportOptions.of(backend_legal_ops, decompositions)
+        frontend = frontend_for(model, inputs, options)
         pipes = list(pipelines or self.default_pipelines)
         if not pipes:
             raise UsageError(Problem("check() got an empty list of pipelines"))
@@ -180,6 +192,8 @@ class ModelChecker:
             self._work(work_dir),
         )
         outcomes = self._run(case, pipes)
+        if frontend.export_mode() == "strict":
+            outcomes = [replace(o, export="strict") for o in outcomes]
         self.outcomes.extend(outcomes)
         if any(o.verdict == "FAIL" for o in outcomes):
             raise ExecutionMismatch(case.name, outcomes)

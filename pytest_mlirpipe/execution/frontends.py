@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import io
+import logging
 import os
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -53,6 +56,92 @@ class ImportedModel:
     seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class ImportOptions:
+    """How a torch module is imported: the ops torch-mlir keeps whole (`backend_legal_ops`,
+    e.g. "aten.adaptive_max_pool2d") and the decompositions run on the exported program (op
+    names such as "aten.gelu"; None: torch-mlir's default table, (): none at all)."""
+
+    backend_legal_ops: tuple[str, ...] = ()
+    decompositions: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(
+        cls, backend_legal_ops: Sequence[str] = (), decompositions: Sequence[Any] | None = None
+    ) -> ImportOptions:
+        """Options from what a caller gives: op names or torch op objects, any sequence."""
+        if isinstance(backend_legal_ops, str) or isinstance(decompositions, str):
+            raise UsageError(
+                Problem(
+                    "backend_legal_ops and decompositions take a list of op names, not a string",
+                    hint="e.g. backend_legal_ops=['aten.adaptive_max_pool2d']",
+                )
+            )
+        decomps = None if decompositions is None else tuple(_op_name(d) for d in decompositions)
+        return cls(tuple(_op_name(o) for o in backend_legal_ops), decomps)
+
+    @property
+    def is_default(self) -> bool:
+        return not self.backend_legal_ops and self.decompositions is None
+
+    def decomposition_table(self) -> dict[Any, Any]:
+        """The decomposition table these options ask for (op overload -> function)."""
+        if self.decompositions is None:
+            from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+            return get_decomposition_table()
+        from torch._decomp import get_decompositions
+
+        return get_decompositions([_torch_op(n) for n in self.decompositions])
+
+
+def _op_name(op: Any) -> str:
+    """ "aten.gelu" for torch.ops.aten.gelu (packet or overload) or the text itself."""
+    return op if isinstance(op, str) else str(op).removesuffix(".default")
+
+
+def _torch_op(name: str) -> Any:
+    """The torch op (packet or overload) an op name such as "aten.gelu" names."""
+    import torch
+
+    target: Any = torch.ops
+    try:
+        for part in name.split("."):
+            target = getattr(target, part)
+    except (AttributeError, RuntimeError):
+        target = None
+    if not isinstance(target, torch._ops.OpOverloadPacket | torch._ops.OpOverload):
+        raise UsageError(
+            Problem(
+                f"decompositions: '{name}' is not a torch op",
+                hint="name ops as torch.ops spells them, e.g. 'aten.gelu' or 'aten.gelu.default'",
+            )
+        )
+    return target
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedModule:
+    """A torch module as torch.export traced it: its program (decomposed), the export mode
+    that traced it, and the role of each result of the imported function."""
+
+    program: Any
+    mode: str  # "non-strict" (torch.export's default) or "strict" (the fallback)
+    roles: tuple[tuple[str, str], ...]
+
+    @property
+    def mutates(self) -> bool:
+        return any(kind != "output" for kind, _ in self.roles)
+
+    def result_names(self) -> list[str]:
+        """Names of the imported function's results: a mutated input reads `x (after the
+        call)`, the model's own results `result{i}`."""
+        return [
+            f"result{i}" if kind == "output" else f"{target} (after the call)"
+            for i, (kind, target) in enumerate(self.roles)
+        ]
+
+
 class Frontend:
     """A model and its example inputs as one of the three front ends (chosen by
     `frontend_for`): how it becomes MLIR, what results it expects, what torch can time.
@@ -87,13 +176,23 @@ class Frontend:
         """What torch runs when the native code is timed against it (None: nothing)."""
         return None
 
+    def export_mode(self) -> str:
+        """How torch.export traced the model ("" when it was not exported)."""
+        return ""
+
 
 class TorchFrontend(Frontend):
     """A torch.nn.Module (or FX graph), exported by torch.export; torch eager is the reference."""
 
-    def __init__(self, model: Any, inputs: Sequence[Any]):
+    def __init__(self, model: Any, inputs: Sequence[Any], options: ImportOptions | None = None):
         super().__init__(model, inputs)
         self.name = type(model).__name__
+        self.options = options or ImportOptions()
+
+    @cached_property
+    def exported(self) -> ExportedModule:
+        """The program torch.export traced, shared by every import level."""
+        return export_module(self.model, self.inputs, self.options)
 
     def _import(self, pipeline: Pipeline) -> tuple[str, EntrySignature]:
         level = pipeline.input
@@ -107,13 +206,44 @@ class TorchFrontend(Frontend):
                     "torch, linalg-on-tensors or tosa",
                 )
             )
-        text = import_torch(self.model, list(self.inputs), _TORCH_TARGETS[level])
-        return text, entry_signature(text, _forward_names(self.model))
+        exported = self.exported
+        text = lower_exported(exported, _TORCH_TARGETS[level], self.name, self.options)
+        names = exported.result_names() if exported.mutates else []
+        return text, entry_signature(text, _forward_names(self.model), names)
+
+    def export_mode(self) -> str:
+        exported = self.__dict__.get("exported")  # the cached_property, if it was computed
+        return exported.mode if exported is not None else ""
+
+    def _with_mutations(self, outputs: list[np.ndarray], cloned: Sequence[Any]) -> list[np.ndarray]:
+        """The expected results in the imported function's order: the model's own results,
+        and each input (or buffer) it writes to, as it is after the eager call."""
+        try:
+            exported = self.exported
+        except MlirpipeError:
+            return outputs  # the import reports it, pipeline by pipeline
+        if not exported.mutates:
+            return outputs
+        program = exported.program
+        user_inputs = [str(n) for n in program.graph_signature.user_inputs]
+        buffers = dict(self.model.named_buffers())
+        own = iter(outputs)
+        arranged = []
+        for kind, target in exported.roles:
+            if kind == "input":
+                arranged.append(as_numpy(cloned[user_inputs.index(target)]))
+            elif kind == "buffer":
+                arranged.append(as_numpy(buffers[target].detach().clone()))
+            else:
+                arranged.append(next(own))
+        return arranged
 
     def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
         """torch eager on cloned inputs (the model may write to them), as numpy arrays."""
         import torch
 
+        with contextlib.suppress(MlirpipeError):  # the import reports it, pipeline by pipeline
+            _ = self.exported  # exported first: eager may write to the module's buffers
         cloned = [x.clone() if isinstance(x, torch.Tensor) else x for x in self.inputs]
         shapes = ", ".join(_describe(x) for x in self.inputs) or "no inputs"
         try:
@@ -128,7 +258,7 @@ class TorchFrontend(Frontend):
                     "dtypes the model expects",
                 )
             ) from None
-        return [as_numpy(r) for r in flatten_results(out)]
+        return self._with_mutations([as_numpy(r) for r in flatten_results(out)], cloned)
 
     def eager(self) -> Callable[..., Any] | None:
         return self.model
@@ -173,8 +303,12 @@ class OnnxFrontend(Frontend):
         return text, self._signature(text)
 
     def _signature(self, text: str) -> EntrySignature:
+        """The imported function's signature, named as the graph names its inputs and outputs
+        (an initializer listed among the graph inputs is a constant, not an argument)."""
         graph = self.proto.graph
-        return entry_signature(text, [i.name for i in graph.input], [o.name for o in graph.output])
+        constants = {t.name for t in graph.initializer}
+        inputs = [i.name for i in graph.input if i.name not in constants]
+        return entry_signature(text, inputs, [o.name for o in graph.output])
 
     def onnx_signature(self) -> EntrySignature:
         """The entry signature of the model as imported (its declared inputs and results)."""
@@ -206,17 +340,29 @@ class MlirTextFrontend(Frontend):
         )
 
 
-def frontend_for(model: Any, inputs: Sequence[Any]) -> Frontend:
+def frontend_for(
+    model: Any, inputs: Sequence[Any], options: ImportOptions | None = None
+) -> Frontend:
     """The front end of `model`: a .onnx path or an ONNX ModelProto, other text as MLIR, else
-    a torch module."""
+    a torch module (the only one that takes import options)."""
     is_path = isinstance(model, str | os.PathLike)
     if (is_path and str(model).endswith(".onnx")) or (
         type(model).__name__ == "ModelProto" and type(model).__module__.startswith("onnx")
     ):
-        return OnnxFrontend(model, inputs)
-    if isinstance(model, str):
-        return MlirTextFrontend(model, inputs)
-    return TorchFrontend(model, inputs)
+        frontend: Frontend = OnnxFrontend(model, inputs)
+    elif isinstance(model, str):
+        frontend = MlirTextFrontend(model, inputs)
+    else:
+        return TorchFrontend(model, inputs, options)
+    if options is not None and not options.is_default:
+        raise UsageError(
+            Problem(
+                f"backend_legal_ops and decompositions apply to a torch module, not to "
+                f"{'an ONNX model' if isinstance(frontend, OnnxFrontend) else 'MLIR text'}",
+                hint="drop them, or check the torch module itself",
+            )
+        )
+    return frontend
 
 
 def reference_results(reference: Callable[..., Any], inputs: Sequence[Any]) -> list[np.ndarray]:
@@ -247,11 +393,23 @@ def _describe(x: Any) -> str:
 # ---- the importers ---------------------------------------------------------------------------
 
 
-def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: str) -> str:
+def import_torch(
+    module: torch.nn.Module,
+    inputs: Sequence[torch.Tensor],
+    to: str,
+    options: ImportOptions | None = None,
+) -> str:
     """MLIR text of `module` traced by torch.export with `inputs`, as `func.func @forward`.
 
     `to` is "torch" (the torch dialect as imported), "linalg" or "tosa".
     """
+    _check_target(to)
+    options = options or ImportOptions()
+    exported = export_module(module, inputs, options)
+    return lower_exported(exported, to, type(module).__name__, options)
+
+
+def _check_target(to: str) -> None:
     if to not in IMPORT_TARGETS:
         raise UsageError(
             Problem(
@@ -259,30 +417,88 @@ def import_torch(module: torch.nn.Module, inputs: Sequence[torch.Tensor], to: st
                 hint=f"accepted targets: {', '.join(IMPORT_TARGETS)}",
             )
         )
-    program = _export(module, inputs)
-    return _fx_import(program, IMPORT_TARGETS[to], type(module).__name__)
 
 
-def _export(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> Any:
-    """torch.export's program of `module` traced with `inputs`."""
+def export_module(
+    module: torch.nn.Module, inputs: Sequence[torch.Tensor], options: ImportOptions
+) -> ExportedModule:
+    """torch.export's program of `module` with the decompositions of `options` applied."""
+    program, how = _export(module, inputs)
+    table = options.decomposition_table()
+    if table:
+        with _quiet_torch():
+            program = program.run_decompositions(table)
+    roles = _result_roles(program)
+    for kind, target in roles:
+        if kind == "buffer":  # imported as it is now, not as a later eager call leaves it
+            program.state_dict[target] = program.state_dict[target].detach().clone()
+    return ExportedModule(program, how, roles)
+
+
+def lower_exported(exported: ExportedModule, to: str, what: str, options: ImportOptions) -> str:
+    """An exported (and decomposed) program as MLIR at import target `to`."""
+    _check_target(to)
+    return _fx_import(exported.program, IMPORT_TARGETS[to], what, options.backend_legal_ops)
+
+
+# The second export mode, tried when the first fails: TorchDynamo traces forward() and keeps
+# int(t) / t.item() as data-dependent ops, where non-strict tracing must guard on their value.
+_EXPORT_MODES = (("non-strict", False), ("strict", True))
+
+
+def _export(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> tuple[Any, str]:
+    """torch.export's program of `module` traced with `inputs`, and the mode that traced it.
+
+    First as torch-mlir's e2e runner exports (torch.export's default, non-strict), then with
+    strict=True."""
     import torch
 
-    try:
-        with _quiet_torch():
-            return torch.export.export(module, tuple(inputs), strict=False)
-    except Exception as exc:
-        raise MlirpipeError(
-            Problem(
-                f"module '{type(module).__name__}' could not be exported by torch.export: "
-                f"{type(exc).__name__}: {first_line(exc)}",
-                hint="torch.export traces forward() once with the example inputs: branch on "
-                "tensor values with torch.cond, avoid .item()/.tolist()/.numpy(); "
-                "torch.export.export(model, inputs) shows the whole error",
-            )
-        ) from exc
+    failures = []
+    for how, strict in _EXPORT_MODES:
+        # a failed first attempt is retried: what torch prints about it (a warning, the graph
+        # so far on stderr) is not news
+        quiet = ("torch.fx.experimental.symbolic_shapes",) if not failures else ()
+        printed = contextlib.redirect_stderr(io.StringIO()) if not failures else nullcontext()
+        try:
+            with _quiet_torch(*quiet), printed:
+                return torch.export.export(module, tuple(inputs), strict=strict), how
+        except Exception as exc:
+            failures.append((how, exc))
+    (_, first), (second_how, second) = failures
+    raise MlirpipeError(
+        Problem(
+            f"module '{type(module).__name__}' could not be exported by torch.export: "
+            f"{type(first).__name__}: {first_line(first)} (in {second_how} mode: "
+            f"{type(second).__name__}: {first_line(second)})",
+            hint="torch.export traces forward() once with the example inputs: branch on "
+            "tensor values with torch.cond, avoid .tolist()/.numpy(); "
+            "torch.export.export(model, inputs) shows the whole error",
+        )
+    ) from first
 
 
-def _fx_import(program: Any, output_type: str, what: str) -> str:
+def _result_roles(program: Any) -> tuple[tuple[str, str], ...]:
+    """What each result of the imported function is, in order: ("output", ""), ("input",
+    name) for a user input the model writes to, ("buffer", name) for a mutated buffer."""
+    from torch.export.graph_signature import OutputKind
+
+    kinds = {
+        OutputKind.USER_OUTPUT: "output",
+        OutputKind.USER_INPUT_MUTATION: "input",
+        OutputKind.BUFFER_MUTATION: "buffer",
+    }
+    roles = []
+    for spec in program.graph_signature.output_specs:
+        kind = kinds.get(spec.kind)
+        if kind is None:
+            continue  # gradients and tokens do not come back from a frozen import
+        roles.append((kind, spec.target or ""))
+    return tuple(roles)
+
+
+def _fx_import(
+    program: Any, output_type: str, what: str, backend_legal_ops: Sequence[str] = ()
+) -> str:
     """An exported program through torch-mlir's FX importer, lowered to `output_type`."""
     from torch_mlir import fx
     from torch_mlir.compiler_utils import TorchMlirCompilerError
@@ -305,6 +521,8 @@ def _fx_import(program: Any, output_type: str, what: str) -> str:
                 output_type=output_type,
                 func_name="forward",
                 fx_importer=FxImporter(context=context),
+                decomposition_table={},  # export_module ran them
+                backend_legal_ops=list(backend_legal_ops) or None,
             )
     except TorchMlirCompilerError:
         errors = [d for d in diagnostics if d.severity == "error"]
@@ -339,13 +557,26 @@ def _private_tempdir() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _quiet_torch() -> Iterator[None]:
-    """Hide torch.export's warning about its own use of a deprecated pytree API."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning
-        )
-        yield
+def _quiet_torch(*loggers: str) -> Iterator[None]:
+    """Hide torch.export's warning about its own use of a deprecated pytree API, its
+    structured-trace records (DEBUG `torch.__trace`, which pytest would show with a failure)
+    unless TORCH_TRACE asks for them, and the records of `loggers`."""
+    silenced = [logging.getLogger(name) for name in loggers]
+    trace = logging.getLogger("torch.__trace")
+    if not os.environ.get("TORCH_TRACE"):
+        silenced.append(trace)
+    saved = [(logger, logger.disabled) for logger in silenced]
+    for logger in silenced:
+        logger.disabled = True
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings(
+                "ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning
+            )
+            yield
+    finally:
+        for logger, disabled in saved:
+            logger.disabled = disabled
 
 
 def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:

@@ -37,6 +37,8 @@ def row_of(d: dict[str, Any]) -> list[str]:
         notes.append("LOADED")
     if d.get("cached"):
         notes.append("cached")
+    if d.get("export"):
+        notes.append(f"{d['export']}-export")
     max_abs = d.get("max_abs")
     return [
         d["case"],

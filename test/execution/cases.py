@@ -58,6 +58,9 @@ class Case:
     rtol: float | None = None
     atol: float | None = None
     xfail: Mapping[str, str] = field(default_factory=dict)  # pipeline -> why it fails
+    # import options (check()'s keywords): ops torch-mlir keeps whole, decompositions to run
+    backend_legal_ops: tuple[str, ...] = ()
+    decompositions: tuple[str, ...] | None = None
 
 
 def randn(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[torch.Generator], Any]:
@@ -180,6 +183,42 @@ class Scalars(nn.Module):
         return x * s, (x.sum() + s)
 
 
+class ItemScale(nn.Module):
+    """int() and .item() on a tensor: only torch.export's strict mode traces it."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        return x * int(n) + n.item()
+
+
+class WritesInputs(nn.Module):
+    """Writes to two inputs and a buffer: each comes back as a result (after the call)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(3))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        y.mul_(2.0)
+        self.calls.add_(1.0)
+        x.add_(1.0)
+        return x * y
+
+
+class AdaptiveMaxPool(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.adaptive_max_pool2d(x, (2, 2))
+
+
+class Gelu(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.gelu(x)
+
+
+class IntAvgPool(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.avg_pool2d(x, 2)
+
+
 CASES: list[Case] = [
     Case(
         "matmul-ones-2x2",
@@ -236,6 +275,31 @@ CASES: list[Case] = [
         pipelines=with_blas(BASE),
     ),
     Case("scalars", Scalars, inputs(randn(3), randn())),
+    Case(
+        "item-int",
+        ItemScale,
+        inputs(randn(3), lambda g: torch.tensor(3)),
+        pipelines=("refbackend",),
+    ),
+    Case("writes-inputs", WritesInputs, inputs(randn(3), randn(3)), pipelines=("refbackend",)),
+    Case(
+        "adaptive-max-pool-legal",
+        AdaptiveMaxPool,
+        inputs(randn(1, 2, 5, 5)),
+        pipelines=("refbackend",),
+        backend_legal_ops=("aten.adaptive_max_pool2d",),
+    ),
+    Case("gelu", Gelu, inputs(randn(4, 5)), pipelines=("tosa",)),
+    Case(
+        "avg-pool-int",
+        IntAvgPool,
+        inputs(randint(1, 2, 4, 4)),
+        pipelines=("tosa",),
+        xfail={
+            "tosa": "torch-mlir's TOSA import gives an i64 avg_pool2d an i32 accumulator, which "
+            "tosa-to-linalg-named truncates to i64 (arith.trunci i32 -> i64)"
+        },
+    ),
 ]
 
 

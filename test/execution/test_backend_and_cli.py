@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from pytest_mlirpipe.backend import make_backend
@@ -87,3 +88,29 @@ def test_run_without_inputs_for_a_torch_model_says_what_to_give(tmp_path: Path) 
     code, _, err = _run(["run", f"{tmp_path}/m.py::MM"])
     assert code == 2
     assert "error: a PyTorch model needs --inputs, the shapes to run it with" in err
+
+
+def test_torch_compile_backend_compiles_again_for_a_second_input_shape() -> None:
+    def f(a: torch.Tensor) -> torch.Tensor:
+        return torch.relu(a) * 2.0
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="mlirpipe")
+    with torch.no_grad():
+        for n in (4, 6, 9):  # the second shape makes dynamo pass a symbolic size
+            a = torch.randn(n, 3)
+            torch.testing.assert_close(compiled(a), f(a))
+
+
+def test_torch_compile_backend_runs_a_training_graph_in_eager_and_says_so() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="mlirpipe", dynamic=False)
+    with pytest.warns(UserWarning, match="mlirpipe: this graph runs in torch eager, not natively"):
+        compiled(x).sum().backward()
+    expected = torch.nn.Linear(4, 2)
+    expected.load_state_dict(model.state_dict())
+    expected(x).sum().backward()
+    torch.testing.assert_close(model.weight.grad, expected.weight.grad)

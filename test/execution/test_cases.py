@@ -39,6 +39,8 @@ def test_case_matches_torch_eager(mlirpipe, case: Case, pipeline: str) -> None:
         atol=case.atol,
         flops=case.flops,
         name=case.name,
+        backend_legal_ops=case.backend_legal_ops,
+        decompositions=case.decompositions,
     )
     assert outcome.verdict == "PASS" and outcome.pipeline == pipeline
 

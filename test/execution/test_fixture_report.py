@@ -59,6 +59,20 @@ def test_table_and_json_cover_every_case_and_failures_show_the_report(
     assert rows["test_add"]["timing"]["median"] > 0 and rows["test_add"]["flops"] == 4
 
 
+def test_an_untimed_session_ends_with_one_line_and_failures_carry_no_trace_records(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["mlirpipe: 2 execution checks (1 FAIL, 1 PASS); --mlirpipe-time for the table"]
+    )
+    text = result.stdout.str()
+    assert "mlirpipe execution" not in text and "GFLOP/s" not in text
+    assert "torch.__trace" not in text and "Captured log" not in text
+
+
 BLAS_SUITE = """
 import torch
 
