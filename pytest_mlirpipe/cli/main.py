@@ -436,6 +436,7 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
     _refuse_below(args, ("jobs", 1), ("samples", 1), ("limit", 1), ("timeout", 0), ("top", 0))
     out = Path(args.out)
     pipelines = tuple(_names(args.pipeline))
+    _require_runnable(args.pipelines_dir, pipelines)
     units = opinfo.select_units(
         _names(args.ops) if args.ops else None, _names(args.dtypes), args.samples, args.limit
     )
@@ -459,12 +460,25 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
     return 0
 
 
+def _require_runnable(pipeline_dirs, pipelines: tuple[str, ...]) -> None:
+    """Every pipeline exists and ends in the llvm dialect (checked before any entry runs)."""
+    from ..execution.model_lowering import require_llvm_output
+
+    catalog = catalog_for(pipeline_dirs)
+    for name in pipelines:
+        require_llvm_output(catalog.get(name))
+
+
 def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
 def _refuse_below(args: argparse.Namespace, *limits: tuple[str, float]) -> None:
-    low = [(name, least) for name, least in limits if (getattr(args, name) or least) < least]
+    low = [
+        (n, least)
+        for n, least in limits
+        if getattr(args, n) is not None and getattr(args, n) < least
+    ]
     if low:
         raise UsageError(
             [Problem(f"--{n} must be at least {m:g} (got {getattr(args, n):g})") for n, m in low]
