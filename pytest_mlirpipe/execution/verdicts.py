@@ -67,18 +67,26 @@ def _message(text: str) -> str:
     return _one_line(first.split("error: ", 1)[-1])
 
 
+def _refusal(message: str) -> str:
+    """A legalization failure without the printed op after it; an op torch-mlir imported
+    as an opaque `torch.operator` keeps its name."""
+    named = re.search(r'torch\.operator".*?name = "([^"]+)"', message)
+    short = re.split(r": %[\w#:]+ = ", message, maxsplit=1)[0]
+    return _one_line(short + (f" ({named.group(1)})" if named else ""))
+
+
 def _stage_failure(m: re.Match, text: str) -> Verdict:
     """A StageFailure: its stage and pass, and the first MLIR error diagnostic as the detail."""
     errors = [ln.split("error: ", 1)[1] for ln in text.splitlines()[1:] if "error: " in ln]
     reason = errors[0] if errors else m.group("reason")
-    return Verdict("NOT-LOWERED", _one_line(reason), m.group("stage"), m.group("pass") or "")
+    return Verdict("NOT-LOWERED", _refusal(reason), m.group("stage"), m.group("pass") or "")
 
 
 def _import_lowering(m: re.Match, text: str) -> Verdict:
     target = m.group("target")
     return Verdict(
         "NOT-LOWERED",
-        _one_line(m.group("detail")),
+        _refusal(m.group("detail")),
         "import",
         f"torch-backend-to-{target}-backend-pipeline",
     )

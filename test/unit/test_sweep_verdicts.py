@@ -57,6 +57,18 @@ def test_torch_mlirs_own_lowering_at_import_is_not_lowered_in_its_backend_pipeli
     )
 
 
+def test_a_refusal_drops_the_printed_op_but_keeps_an_opaque_operators_name():
+    text = (
+        "error: module 'M' was exported but could not be lowered to linalg-on-tensors: failed "
+        "to legalize operation 'torch.operator' that was explicitly marked illegal: %1 = "
+        '"torch.operator"(%arg0) <{name = "torch.aten.addmv"}> : (!torch.vtensor) -> !torch.int'
+    )
+    assert classify_error(text).detail == (
+        "failed to legalize operation 'torch.operator' that was explicitly marked illegal "
+        "(torch.aten.addmv)"
+    )
+
+
 def test_export_and_eager_failures_are_torchs():
     export = "error: module 'M' could not be exported by torch.export: RuntimeError: no"
     eager = "error: module 'M' fails on the example inputs (2xfloat32): ValueError: bad"
