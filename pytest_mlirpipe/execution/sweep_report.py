@@ -110,8 +110,8 @@ def harness_causes(results: Iterable[EntryResult], top: int = 10) -> str:
 
 
 def matrix_html(m: dict[str, Any], summary: str) -> str:
-    """The matrix as one self-contained HTML page: a cell per op and pipeline, the detail on
-    hover and in the cell's second line."""
+    """The matrix as one self-contained HTML page: a cell per op and pipeline, coloured by
+    verdict, with its stage and pass and its detail (a PASS's max error on hover)."""
     e = html.escape
     pipelines = m["pipelines"]
     head = "".join(f"<th>{e(p)}</th>" for p in pipelines)
@@ -124,10 +124,11 @@ def matrix_html(m: dict[str, Any], summary: str) -> str:
                 tds.append("<td></td>")
                 continue
             where = " / ".join(x for x in (cell.get("stage"), cell.get("pass")) if x)
-            detail = cell["detail"] or (f"max abs {cell['max_abs']}" if "max_abs" in cell else "")
+            detail = cell["detail"]
+            title = detail or (f"max abs error {cell['max_abs']}" if "max_abs" in cell else "")
             tds.append(
                 f'<td style="background:{_COLOURS.get(cell["verdict"], "#fff")}" '
-                f'title="{e(detail)}"><b>{e(cell["verdict"])}</b>'
+                f'title="{e(title)}"><b>{e(cell["verdict"])}</b>'
                 + (f" <i>{e(where)}</i>" if where else "")
                 + (f"<br><small>{e(detail)}</small>" if detail else "")
                 + "</td>"

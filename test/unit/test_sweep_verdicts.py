@@ -219,3 +219,5 @@ def test_the_html_matrix_is_one_escaped_page_with_a_cell_per_op_and_pipeline():
     assert "which is &lt;not&gt; a ranked tensor" in page
     assert page.count("<tr>") == 1 + len(m["ops"])
     assert "<script" not in page and "http" not in page
+    assert '<td style="background:#c8e6c9" title="max abs error 0.0"><b>PASS</b></td>' in page
+    assert "<b>MISMATCH</b> <i>compare</i><br><small>result 0: 1 of 4 differ</small>" in page
