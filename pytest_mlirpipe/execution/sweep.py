@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,9 @@ def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str)
     if randomness is not None:
         return randomness
     try:
-        outcomes = checker.check(module, *inputs, pipelines=[pipeline], time_it=False)
+        with warnings.catch_warnings():  # torch's deprecation notes about the samples' ops
+            warnings.simplefilter("ignore")
+            outcomes = checker.check(module, *inputs, pipelines=[pipeline], time_it=False)
     except ExecutionMismatch as exc:
         outcomes = list(exc.outcomes)
     except MlirpipeError as exc:
@@ -73,7 +76,8 @@ def _random_results(module: Any, inputs: Sequence[Any]) -> Verdict | None:
             return func(*args, **(kwargs or {}))
 
     try:
-        with torch.no_grad(), RandomOps() as mode:
+        with warnings.catch_warnings(), torch.no_grad(), RandomOps() as mode:
+            warnings.simplefilter("ignore")
             module(*[x.clone() for x in inputs])
     except Exception:
         return None
