@@ -30,7 +30,15 @@ def build_parser() -> ArgumentParser:
         epilog="Exit status: 0 success, 1 a model, the input or a pass failed, 2 bad arguments.",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_list, _add_stages, _add_import, _add_run, _add_passes, _add_showcase):
+    for add in (
+        _add_list,
+        _add_stages,
+        _add_import,
+        _add_run,
+        _add_sweep,
+        _add_passes,
+        _add_showcase,
+    ):
         add(sub)
     return p
 
@@ -121,6 +129,56 @@ def _add_run(sub) -> None:
     # the options a pytest run of the `mlirpipe` fixture reads from --mlirpipe-* / mlirpipe_*
     add_cli_options(rn, "mode", "threads", "time", "json", "pipelines")
     rn.set_defaults(body=_run)
+
+
+def _add_sweep(sub) -> None:
+    sw = sub.add_parser(
+        "sweep",
+        help="check torch's OpInfo catalogue through pipelines; a matrix of verdicts",
+        description="Wrap each op of torch's OpInfo catalogue (op x dtype x sample) in a module, "
+        "check it through each pipeline against torch eager, contained and in parallel, and "
+        "append the verdicts to OUT/results.jsonl (a rerun skips what is there). Writes "
+        "OUT/matrix.json and OUT/matrix.html and prints counts per pipeline and verdict.",
+        epilog="Verdicts: PASS; MISMATCH (wrong results, with the max error); NOT-LOWERED (the "
+        "stage and pass that refused it); CRASH (a crash or hang, with where); TORCH (torch "
+        "cannot export or run it, or its results are random); HARNESS (pytest-mlirpipe's fault).",
+    )
+    sw.add_argument("--ops", metavar="OP[,OP2]", help="only these OpInfo names (default all)")
+    sw.add_argument("--limit", type=int, metavar="N", help="only the first N ops")
+    sw.add_argument(
+        "--dtypes", default="float32", metavar="D[,D2]", help="dtypes to sweep (default float32)"
+    )
+    sw.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="N",
+        help="the first N samples of an op (default 1)",
+    )
+    sw.add_argument(
+        "--pipeline",
+        default="refbackend,tosa",
+        metavar="P[,P2]",
+        help="comma-separated pipelines ending in the llvm dialect (default refbackend,tosa)",
+    )
+    sw.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)"
+    )
+    sw.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds per entry and pipeline before it is a CRASH (default 120; 0: none)",
+    )
+    sw.add_argument(
+        "--out", default="opinfo-sweep", metavar="DIR", help="results folder (default opinfo-sweep)"
+    )
+    sw.add_argument(
+        "--top", type=int, default=10, metavar="N", help="HARNESS causes to list (default 10)"
+    )
+    add_cli_options(sw, "pipelines")
+    sw.set_defaults(body=_sweep)
 
 
 def _add_passes(sub) -> None:
@@ -367,6 +425,81 @@ def _onnx_example_inputs(path: str, seed: int) -> list:
         )
     specs = [model_file.TensorSpec(tuple(t.shape), t.dtype) for t in sig.inputs]  # type: ignore[arg-type]
     return model_file.example_inputs(specs, seed=seed)
+
+
+def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    import shutil
+    from pathlib import Path
+
+    from ..execution import opinfo, sweep
+
+    _refuse_below(args, ("jobs", 1), ("samples", 1), ("limit", 1), ("timeout", 0), ("top", 0))
+    out = Path(args.out)
+    pipelines = tuple(_names(args.pipeline))
+    _require_runnable(args.pipelines_dir, pipelines)
+    units = opinfo.select_units(
+        _names(args.ops) if args.ops else None, _names(args.dtypes), args.samples, args.limit
+    )
+    work = out / "work"
+    settings = sweep.SweepSettings(
+        pipelines, tuple(args.pipelines_dir), args.timeout, str(work.resolve())
+    )
+
+    def progress(n: int, total: int, unit, results) -> None:
+        verdicts = ", ".join(
+            f"{r.pipeline}{'' if r.sample == 0 else f' #{r.sample}'} {r.verdict}" for r in results
+        )
+        stdout.write(f"[{n}/{total}] {unit.op} {unit.dtype}: {verdicts}\n")
+        stdout.flush()
+
+    try:
+        sweep.run_sweep(units, settings, out / "results.jsonl", args.jobs, progress)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    _write_sweep_reports(out, pipelines, args.top, stdout)
+    return 0
+
+
+def _require_runnable(pipeline_dirs, pipelines: tuple[str, ...]) -> None:
+    """Every pipeline exists and ends in the llvm dialect (checked before any entry runs)."""
+    from ..execution.model_lowering import require_llvm_output
+
+    catalog = catalog_for(pipeline_dirs)
+    for name in pipelines:
+        require_llvm_output(catalog.get(name))
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _refuse_below(args: argparse.Namespace, *limits: tuple[str, float]) -> None:
+    low = [
+        (n, least)
+        for n, least in limits
+        if getattr(args, n) is not None and getattr(args, n) < least
+    ]
+    if low:
+        raise UsageError(
+            [Problem(f"--{n} must be at least {m:g} (got {getattr(args, n):g})") for n, m in low]
+        )
+
+
+def _write_sweep_reports(out, pipelines: tuple[str, ...], top: int, stdout: TextIO) -> None:
+    """matrix.json and matrix.html of everything in the results file; the tables on stdout."""
+    from ..atomic import write_atomic
+    from ..execution import sweep, sweep_report
+
+    results = list(sweep.read_results(out / "results.jsonl").values())
+    shown = [*pipelines, *sorted({r.pipeline for r in results} - set(pipelines))]
+    m = sweep_report.matrix(results, shown)
+    summary = sweep_report.summary_table(results, shown)
+    write_atomic(out / "matrix.json", sweep_report.matrix_json(m))
+    write_atomic(out / "matrix.html", sweep_report.matrix_html(m, summary))
+    stdout.write(f"\n{summary}\n")
+    if top and any(r.verdict == "HARNESS" for r in results):
+        stdout.write("\n" + sweep_report.harness_causes(results, top) + "\n")
+    stdout.write(f"\nmatrix: {out / 'matrix.json'}, {out / 'matrix.html'}\n")
 
 
 def _passes(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

@@ -1,0 +1,161 @@
+"""`mlirpipe sweep` over a few of torch's OpInfos: verdicts, a contained crash, resuming."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from pytest_mlirpipe.cli.main import run
+from pytest_mlirpipe.execution import opinfo, sweep
+from pytest_mlirpipe.execution.check import ModelChecker
+from pytest_mlirpipe.execution.verdicts import VERDICTS, Verdict
+
+pytest.importorskip("expecttest", reason="torch's OpInfo catalogue needs expecttest")
+
+
+def mlirpipe(*argv: str | Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = run([str(a) for a in argv], io.StringIO(), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_sweep_checks_each_op_writes_the_matrix_and_a_rerun_resumes(tmp_path):
+    out = tmp_path / "sweep"
+    argv = ("sweep", "--ops", "add,mul,cumsum", "--pipeline", "refbackend", "--out", out)
+    status, text, err = mlirpipe(*argv)
+    assert (status, err) == (0, "")
+    assert "[1/3] add float32: refbackend PASS\n" in text
+    assert "[2/3] mul float32: refbackend PASS\n" in text
+    results = lines(out / "results.jsonl")
+    assert [(r["op"], r["pipeline"]) for r in results] == [
+        ("add", "refbackend"),
+        ("mul", "refbackend"),
+        ("cumsum", "refbackend"),
+    ]
+    assert {r["verdict"] for r in results} <= set(VERDICTS)
+    matrix = json.loads((out / "matrix.json").read_text())
+    assert matrix["ops"]["add"]["refbackend"]["verdict"] == "PASS"
+    assert "<code>cumsum</code>" in (out / "matrix.html").read_text()
+    assert "| refbackend |" in text and "|   total |" in text
+    assert not (out / "work").exists()
+
+    status, again, _ = mlirpipe(*argv)  # everything is done: nothing runs, the same summary
+    assert status == 0
+    assert "[1/" not in again
+    assert lines(out / "results.jsonl") == results
+    assert again.split("\n\n")[-2] == text.split("\n\n")[-2]
+
+
+def test_a_crash_is_one_contained_entry_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    checked = sweep.check_entry
+
+    def crash_on_mul(checker, module, inputs, pipeline):
+        if module.op is torch.mul:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return checked(checker, module, inputs, pipeline)
+
+    monkeypatch.setattr(sweep, "check_entry", crash_on_mul)
+    units = opinfo.select_units(["mul", "add"], ["float32"], 1, None)
+    settings = sweep.SweepSettings(("tosa",), work_dir=str(tmp_path / "work"))
+    assert sweep.run_sweep(units, settings, tmp_path / "r.jsonl") == 2
+    by_op = {r["op"]: r for r in lines(tmp_path / "r.jsonl")}
+    assert by_op["add"]["verdict"] == "PASS"
+    assert (by_op["mul"]["verdict"], by_op["mul"]["stage"]) == ("CRASH", "import")
+    assert by_op["mul"]["detail"] == ("killed by SIGSEGV (a segmentation fault), while importing")
+
+
+class _FailsInEager(torch.nn.Module):
+    def forward(self, x):
+        raise ValueError("no eager for you")
+
+
+class _CannotExport(torch.nn.Module):
+    def forward(self, x):
+        return torch.from_numpy(x.numpy() + 1)
+
+
+class _Random(torch.nn.Module):
+    def forward(self, x):
+        return torch.rand_like(x)
+
+
+@pytest.mark.parametrize(
+    ("model", "verdict"),
+    [
+        (_FailsInEager(), Verdict("TORCH", "ValueError: no eager for you", "eager")),
+        (_Random(), Verdict("TORCH", "random: torch eager calls aten.rand_like.default", "eager")),
+    ],
+)
+def test_what_torch_cannot_do_is_kept_apart_from_harness(model, verdict):
+    checker = ModelChecker(cache_dir=None, isolation="none")
+    try:
+        assert sweep.check_entry(checker, model, [torch.ones(3)], "refbackend") == verdict
+    finally:
+        checker.close()
+
+
+def test_a_model_torch_export_refuses_is_torchs(tmp_path):
+    checker = ModelChecker(cache_dir=None, isolation="none", work_dir=tmp_path)
+    v = sweep.check_entry(checker, _CannotExport(), [torch.ones(3)], "refbackend")
+    assert (v.verdict, v.stage) == ("TORCH", "export")
+
+
+def test_sweep_runs_in_worker_processes(tmp_path):
+    out = tmp_path / "sweep"
+    status, _, err = mlirpipe(
+        "sweep", "--ops", "add", "--pipeline", "tosa", "-j", "2", "--out", out
+    )
+    assert (status, err) == (0, "")
+    assert [r["verdict"] for r in lines(out / "results.jsonl")] == ["PASS"]
+
+
+def test_a_worker_that_dies_outside_an_entry_stops_the_sweep_with_a_resume_hint(tmp_path):
+    units = opinfo.select_units(["add"], ["float32"], 1, None)
+    settings = sweep.SweepSettings(("no-such-pipeline",))
+    with pytest.raises(sweep.MlirpipeError) as info:
+        sweep.run_sweep(units, settings, tmp_path / "r.jsonl", jobs=2)
+    assert info.value.format() == (
+        "error: a sweep worker process died (not in a contained entry)\n"
+        "  hint: the results so far are kept: run the same command again to resume"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--ops", "ad,cumsun"],
+            "mlirpipe: error: no OpInfo named 'ad'\n  hint: did you mean 'add' or ",
+        ),
+        (["--dtypes", "float33"], "mlirpipe: error: unknown dtype 'float33'\n  hint: a torch"),
+        (["--jobs", "0"], "mlirpipe: error: --jobs must be at least 1 (got 0)\n"),
+        (["--pipeline", "nope"], "error: unknown pipeline 'nope'\n  hint: "),
+    ],
+)
+def test_bad_sweep_arguments_are_refused_before_anything_runs(tmp_path, argv, message):
+    status, _, err = mlirpipe("sweep", "--out", tmp_path / "o", "--ops", "add", *argv)
+    assert status == (1 if "pipeline" in message else 2)
+    assert err.startswith(message)
+    assert not (tmp_path / "o").exists()
+
+
+def test_without_expecttest_the_catalogue_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch.testing._internal.common_methods_invocations", None)
+    with pytest.raises(sweep.MlirpipeError) as info:
+        opinfo.op_db()
+    assert info.value.format().startswith("error: torch's OpInfo catalogue cannot be imported: ")
+    assert info.value.format().endswith(
+        "\n  hint: it needs the 'expecttest' package: pip install expecttest "
+        "(or pip install -e '.[all]')"
+    )
