@@ -180,6 +180,14 @@ class Scalars(nn.Module):
         return x * s, (x.sum() + s)
 
 
+class ScanSortTopk(nn.Module):
+    """Ops torch-mlir lowers to its tm_tensor dialect (refbackend) or to tosa.scatter (tosa)."""
+
+    def forward(self, x: torch.Tensor):
+        values, indices = torch.topk(x, 2)
+        return torch.cumsum(x, 0), torch.sort(x, dim=-1)[0], values, indices
+
+
 CASES: list[Case] = [
     Case(
         "matmul-ones-2x2",
@@ -236,6 +244,7 @@ CASES: list[Case] = [
         pipelines=with_blas(BASE),
     ),
     Case("scalars", Scalars, inputs(randn(3), randn())),
+    Case("scan-sort-topk", ScanSortTopk, inputs(randn(4, 5))),
 ]
 
 
