@@ -152,6 +152,47 @@ def _read(desc: ctypes.Structure, t: TensorType, out: np.ndarray | None) -> np.n
     return out
 
 
+# ---- destination-passing out-params --------------------------------------------------------
+
+FIRST_FILL = 0x5A  # the byte integer and boolean out-params start with (floats start as NaN)
+SECOND_FILL = 0xA5  # the byte every out-param holds before the second, checking run
+
+
+def poisoned(t: TensorType) -> np.ndarray:
+    """An out-param for `t` that no correct result leaves as it is: NaN, or 0x5A bytes."""
+    out = np.empty(t.shape, t.numpy_dtype)
+    if out.dtype.kind in "fcV" or out.dtype.name == "bfloat16":
+        out[...] = np.nan
+    else:
+        out.reshape(-1).view(np.uint8)[...] = FIRST_FILL
+    return out
+
+
+def _require_written(
+    signature: EntrySignature, first: Sequence[np.ndarray], second: Sequence[np.ndarray]
+) -> None:
+    """Raise if an out-param element differs between two runs with different fills."""
+    for i, (t, a, b) in enumerate(zip(signature.results, first, second, strict=True)):
+        if a.size == 0:
+            continue
+        bytes_a = a.reshape(-1).view(np.uint8).reshape(a.size, a.itemsize)
+        bytes_b = b.reshape(-1).view(np.uint8).reshape(b.size, b.itemsize)
+        unwritten = np.flatnonzero((bytes_a != bytes_b).any(axis=1))
+        if unwritten.size:
+            where = ", ".join(
+                str([int(x) for x in np.unravel_index(k, a.shape)]) for k in unwritten[:5]
+            )
+            raise MlirpipeError(
+                Problem(
+                    f"result {i} ('{t.name}'): @{signature.function} did not write "
+                    f"{unwritten.size} of {a.size} elements of its out-param (first at "
+                    f"{where}); they kept the fill the caller put there",
+                    hint="destination passing must write every element of each out-param: "
+                    "`mlirpipe stages FILE --pipeline P` shows the stage that dropped the write",
+                )
+            )
+
+
 # ---- marshalling ---------------------------------------------------------------------------
 
 
@@ -334,7 +375,7 @@ class NativeFunction:
         for d, a in zip(self._in_desc, self._inputs, strict=True):
             _fill(d, a)
         if self.abi.abi is Abi.DESTINATION:
-            self._outputs = [np.empty(t.shape, t.numpy_dtype) for t in sig.results]
+            self._outputs = [poisoned(t) for t in sig.results]
             for d, a in zip(self._out_desc, self._outputs, strict=True):
                 _fill(d, a)
             call = functools.partial(self._entry, self._packed_address)
@@ -356,9 +397,21 @@ class NativeFunction:
         return [o for o in self._outputs if o is not None]
 
     def __call__(self, *inputs: Any) -> list[np.ndarray]:
-        """Run once; fresh result arrays each call."""
+        """Run once; fresh result arrays each call.
+
+        Lowered destination-passing code runs twice, into out-params filled first with NaN
+        (integers: 0x5A bytes), then with 0xA5 bytes: an element it never writes differs
+        between the two runs and is reported, whatever value the reference expects there.
+        """
         self._outputs = [None] * len(self.signature.results)
-        self.bind(*inputs)()
+        call = self.bind(*inputs)
+        call()
+        if self.native_abi is Abi.DESTINATION:
+            first = [o.copy() for o in self.outputs()]
+            for out in self.outputs():
+                out.reshape(-1).view(np.uint8)[...] = SECOND_FILL
+            call()
+            _require_written(self.signature, first, self.outputs())
         outs = self.outputs()
         self._outputs = [None] * len(self.signature.results)
         return outs

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 import torch
 from cases import Add, Scalars
 
 from pytest_mlirpipe.errors import MlirpipeError
-from pytest_mlirpipe.execution.check import ModelChecker
+from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
+from pytest_mlirpipe.execution.native import Abi, EntryAbi, NativeFunction
+from pytest_mlirpipe.execution.signature import EntrySignature, TensorType
 
 DYNAMIC = """
 func.func @forward(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
@@ -90,3 +94,54 @@ def test_a_wrong_number_of_inputs_is_refused(checker) -> None:
     with pytest.raises(MlirpipeError) as info:
         compiled(np.zeros(3, np.float32))
     assert "error: @forward takes 2 inputs (3xf32, 3xf32), got 1" in info.value.format()
+
+
+# Returns a tensor no one writes: destination passing leaves the out-param as the caller filled it.
+WRITES_NOTHING = """
+func.func @forward(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %e = tensor.empty() : tensor<4xi32>
+  return %e : tensor<4xi32>
+}
+"""
+
+
+def test_an_out_param_never_written_fails_even_where_the_reference_equals_the_fill(
+    checker,
+) -> None:
+    def the_first_fill(a: np.ndarray) -> np.ndarray:
+        return np.full(4, 0x5A5A5A5A, np.int32)
+
+    with pytest.raises(ExecutionMismatch) as info:
+        checker.check(
+            WRITES_NOTHING,
+            np.zeros(4, np.int32),
+            pipelines=["refbackend-dps"],
+            reference=the_first_fill,
+        )
+    assert (
+        "error: result 0 ('result0'): @forward did not write 4 of 4 elements of its out-param "
+        "(first at [0], [1], [2], [3]); they kept the fill the caller put there\n"
+        "  hint: destination passing must write every element of each out-param: "
+        "`mlirpipe stages FILE --pipeline P` shows the stage that dropped the write"
+    ) in info.value.format()
+
+
+def _writes_nothing(results: tuple[TensorType, ...]) -> NativeFunction:
+    """A destination-passing entry point whose body is empty."""
+    sig = EntrySignature("forward", (TensorType("a", (2,), "f32"),), results)
+    noop = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda packed: None)
+    return NativeFunction(sig, EntryAbi(Abi.DESTINATION, "forward"), lambda: noop, (noop,))
+
+
+def test_destination_passing_out_params_start_as_nan_and_integers_as_0x5a_bytes() -> None:
+    fn = _writes_nothing((TensorType("x", (2, 2), "f32"), TensorType("n", (3,), "i16")))
+    fn.bind(np.zeros(2, np.float32))()
+    floats, ints = fn.outputs()
+    assert np.isnan(floats).all() and (ints == 0x5A5A).all()
+
+
+def test_a_0d_out_param_never_written_is_reported() -> None:
+    fn = _writes_nothing((TensorType("total", (), "f64"),))
+    with pytest.raises(MlirpipeError) as info:
+        fn(np.zeros(2, np.float32))
+    assert "result 0 ('total'): @forward did not write 1 of 1 elements" in info.value.format()
