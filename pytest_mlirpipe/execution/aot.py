@@ -12,18 +12,29 @@ from ..errors import MlirpipeError, Problem
 from .blas_library import BlasLibrary, library_for
 from .c_compiler import find_c_compiler
 from .native import CIFACE, Abi, EntryAbi, NativeFunction
+from .runtime import BF16_SOURCE
 from .signature import EntrySignature, TensorType
 
+# Element type -> C type (f16 and bf16 elements travel as their 16 bits).
 C_TYPES = {
+    "f16": "uint16_t",
+    "bf16": "uint16_t",
     "f32": "float",
     "f64": "double",
+    "complex<f32>": "float _Complex",
+    "complex<f64>": "double _Complex",
     "i1": "bool",
     "i8": "int8_t",
     "ui8": "uint8_t",
     "i16": "int16_t",
+    "ui16": "uint16_t",
     "i32": "int32_t",
+    "ui32": "uint32_t",
     "i64": "int64_t",
+    "ui64": "uint64_t",
 }
+# Element types whose MLIR spelling is no C identifier.
+_C_NAMES = {"complex<f32>": "c64", "complex<f64>": "c128"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +47,7 @@ class SharedLibrary:
 
 
 def struct_name(t: TensorType) -> str:
-    return f"mlirpipe_memref_{t.rank}d_{t.dtype}"
+    return f"mlirpipe_memref_{t.rank}d_{_C_NAMES.get(t.dtype, t.dtype)}"
 
 
 def _struct(t: TensorType) -> str:
@@ -177,6 +188,7 @@ def c_shim(signature: EntrySignature, abi: EntryAbi, prefix: str = "mlirpipe") -
     lines = [
         f'#include "{name}.h"',
         _SHIM_RUNTIME,
+        BF16_SOURCE.replace('"default"', '"hidden"'),
         *body,
         f"void {name}_packed(void **args) {{",
         f"  {name}({', '.join(unpacked)});",

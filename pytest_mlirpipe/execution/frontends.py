@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import IRLevel, Location, Pipeline
 from .compare import as_numpy, flatten_results
-from .signature import EntrySignature, entry_signature
+from .signature import EntrySignature, entry_signature, scalar_results_as_tensors
 
 if TYPE_CHECKING:
     import onnx
@@ -73,6 +73,7 @@ class Frontend:
         if level not in self._imports:
             t0 = time.perf_counter()
             text, signature = self._import(pipeline)
+            text = scalar_results_as_tensors(text, signature)
             self._imports[level] = ImportedModel(text, level, signature, time.perf_counter() - t0)
         return self._imports[level]
 
@@ -108,7 +109,24 @@ class TorchFrontend(Frontend):
                 )
             )
         text = import_torch(self.model, list(self.inputs), _TORCH_TARGETS[level])
-        return text, entry_signature(text, _forward_names(self.model))
+        torch_dtypes = ([str(x.dtype) for x in self.inputs], self._result_dtypes)
+        return text, entry_signature(text, _forward_names(self.model), torch_dtypes=torch_dtypes)
+
+    @cached_property
+    def _result_dtypes(self) -> list[str]:
+        """torch's result dtypes (e.g. torch.uint8, which MLIR's signless i8 loses); none
+        when eager fails (expected() reports that)."""
+        try:
+            return [str(getattr(r, "dtype", "")) for r in flatten_results(self._eager_once())]
+        except Exception:
+            return []
+
+    def _eager_once(self) -> Any:
+        import torch
+
+        cloned = [x.clone() if isinstance(x, torch.Tensor) else x for x in self.inputs]
+        with torch.no_grad():
+            return self.model(*cloned)
 
     def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
         """torch eager on cloned inputs (the model may write to them), as numpy arrays."""

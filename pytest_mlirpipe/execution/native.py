@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import MlirpipeError, Problem
 from . import runtime
-from .signature import EntrySignature, TensorType
+from .signature import EntrySignature, TensorType, tensor_as_numpy
 
 CONSUME_PREFIX = "refbackend_consume_func_return_"
 CIFACE = "_mlir_ciface_"
@@ -199,7 +199,7 @@ def _require_written(
 def to_numpy(value: Any, t: TensorType, position: int) -> np.ndarray:
     """An input as a contiguous numpy array of the signature's dtype (copied if non-contiguous)."""
     if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch.Tensor
-        value = value.detach().cpu().resolve_conj().resolve_neg().numpy()
+        value = tensor_as_numpy(value)
     array = np.asarray(value)
     want = np.dtype(t.numpy_dtype)
     if array.dtype != want:
@@ -397,7 +397,7 @@ class NativeFunction:
         return [o for o in self._outputs if o is not None]
 
     def __call__(self, *inputs: Any) -> list[np.ndarray]:
-        """Run once; fresh result arrays each call.
+        """Run once; fresh result arrays each call (a scalar result as a numpy scalar).
 
         Lowered destination-passing code runs twice, into out-params filled first with NaN
         (integers: 0x5A bytes), then with 0xA5 bytes: an element it never writes differs
@@ -412,8 +412,9 @@ class NativeFunction:
                 out.reshape(-1).view(np.uint8)[...] = SECOND_FILL
             call()
             _require_written(self.signature, first, self.outputs())
-        outs = self.outputs()
-        self._outputs = [None] * len(self.signature.results)
+        results = self.signature.results
+        outs = [o[()] if t.scalar else o for o, t in zip(self.outputs(), results, strict=True)]
+        self._outputs = [None] * len(results)
         return outs
 
 
@@ -456,6 +457,10 @@ def jit(
             copy = _python_memref_copy()
             keep.append(copy)
             register("memrefCopy", ctypes.cast(copy, ctypes.c_void_p).value or 0)
+
+    if "bf16" in llvm_ir and lib is not None:
+        for name in runtime.BF16_SYMBOLS:
+            register(name, runtime.symbol_address(lib, name))
 
     def entry() -> Callable[[int], None] | None:
         address = engine.raw_lookup(CIFACE + signature.function)
