@@ -450,17 +450,7 @@ def jit(
     def register(name: str, address: int) -> None:
         engine.raw_register_runtime(name, ctypes.c_void_p(address))
 
-    if "memrefCopy" in llvm_ir:
-        if lib is not None:
-            register("memrefCopy", runtime.symbol_address(lib, "memrefCopy"))
-        else:
-            copy = _python_memref_copy()
-            keep.append(copy)
-            register("memrefCopy", ctypes.cast(copy, ctypes.c_void_p).value or 0)
-
-    if "bf16" in llvm_ir and lib is not None:
-        for name in runtime.BF16_SYMBOLS:
-            register(name, runtime.symbol_address(lib, name))
+    keep += _register_runtime(llvm_ir, lib, register)
 
     def entry() -> Callable[[int], None] | None:
         address = engine.raw_lookup(CIFACE + signature.function)
@@ -477,6 +467,24 @@ def jit(
     )
     fn.blas = blas
     return fn
+
+
+def _register_runtime(
+    llvm_ir: str, lib: ctypes.CDLL | None, register: Callable[[str, int], None]
+) -> list[object]:
+    """Give the JIT the runtime functions `llvm_ir` calls; returns what must stay alive."""
+    keep: list[object] = []
+    if "memrefCopy" in llvm_ir:
+        if lib is not None:
+            register("memrefCopy", runtime.symbol_address(lib, "memrefCopy"))
+        else:
+            copy = _python_memref_copy()
+            keep.append(copy)
+            register("memrefCopy", ctypes.cast(copy, ctypes.c_void_p).value or 0)
+    if "bf16" in llvm_ir and lib is not None:  # float -> bf16 rounding (not in older libgcc)
+        for name in runtime.BF16_SYMBOLS:
+            register(name, runtime.symbol_address(lib, name))
+    return keep
 
 
 def _python_memref_copy() -> object:
