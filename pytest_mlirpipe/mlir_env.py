@@ -29,11 +29,27 @@ __all__ = ["ir", "passmanager"]
 _LOC_RE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 
 
+# torch-mlir's bindings register only the torch dialect directly. Running these passes once on
+# an empty module loads the dialects they produce: torch_c, tm_tensor, stablehlo and chlo (a
+# build without the stablehlo backend has only the first pass).
+_LOADERS = ("convert-torch-to-tmtensor", "convert-torch-to-stablehlo")
+
+
 def new_context() -> ir.Context:
-    """A fresh context with every upstream and torch-mlir dialect and pass available."""
+    """A fresh context that parses every dialect torch-mlir can emit (torch, torch_c,
+    tm_tensor, stablehlo, chlo) next to the upstream ones; every pass is available."""
     ctx = ir.Context()
     torch_dialect.register_dialect(ctx)
+    with ctx:
+        empty = ir.Module.parse("module {}")
+        _dialect_loader().run(empty.operation)
     return ctx
+
+
+def _dialect_loader() -> passmanager.PassManager:
+    """A pass manager (in the current context) whose passes load torch-mlir's dialects."""
+    loaders = [p for p in _LOADERS if is_registered_pass(f"func.func({p})")]
+    return passmanager.PassManager.parse(f"builtin.module(func.func({','.join(loaders)}))")
 
 
 def location_of(loc: object, source_name: str | None = None) -> Location | None:
@@ -107,7 +123,10 @@ def is_registered_pass(name: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _probe_context() -> ir.Context:
-    return new_context()
+    """A context for parsing pass pipelines (passes are registered globally, not per context)."""
+    ctx = ir.Context()
+    torch_dialect.register_dialect(ctx)
+    return ctx
 
 
 @functools.lru_cache(maxsize=1)

@@ -266,7 +266,7 @@ class ModelChecker:
             compiled = compile_model(imported, pipe, case.name, case.mode, self.cache, case.work)
             fn = compiled.function
             contain.note("running the compiled code")
-            actual = fn(*case.frontend.inputs)
+            actual = fn.checked_call(*case.frontend.inputs)
             names = [f"result {i} ('{t.name}')" for i, t in enumerate(fn.signature.results)]
             comparison = compare(actual, case.expected, names, rtol, atol, per_dtype)
         except MlirpipeError as exc:

@@ -8,11 +8,16 @@ from typing import Any
 
 import numpy as np
 
+from .signature import tensor_as_numpy
+
 # Per-dtype (rtol, atol) used when a test gives none. Integers and booleans compare exactly.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float16": (1e-2, 1e-3),
+    "bfloat16": (1.6e-2, 1e-3),  # 8 bits of mantissa (ml_dtypes' bfloat16)
     "float32": (1e-4, 1e-5),
     "float64": (1e-9, 1e-12),
+    "complex64": (1e-4, 1e-5),
+    "complex128": (1e-9, 1e-12),
 }
 FIRST_N = 5  # differing indices shown in a report
 
@@ -119,7 +124,7 @@ class Comparison:
 
 def as_numpy(value: Any) -> np.ndarray:
     if hasattr(value, "detach") and hasattr(value, "numpy"):
-        return value.detach().cpu().resolve_conj().resolve_neg().numpy()
+        return tensor_as_numpy(value)
     return np.asarray(value)
 
 
@@ -219,7 +224,8 @@ def _masks(a: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> _Masks:
         none = np.zeros(a.shape, bool)
         diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
         return _Masks(a != e, diff, none, none, 0, np.zeros(a.shape, bool))
-    a64, e64 = a.astype(np.float64), e.astype(np.float64)
+    wide = np.complex128 if e.dtype.kind == "c" else np.float64
+    a64, e64 = a.astype(wide), e.astype(wide)
     nan_a, nan_e = np.isnan(a64), np.isnan(e64)
     close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
     with np.errstate(invalid="ignore"):
@@ -240,7 +246,7 @@ def _errors(diff: np.ndarray, e: np.ndarray) -> dict[str, float]:
     finite = np.isfinite(diff)
     max_abs = float(diff.max()) if diff.size else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        denom = np.abs(e.astype(np.float64))
+        denom = np.abs(e.astype(np.complex128 if e.dtype.kind == "c" else np.float64))
         rel = np.where(denom > 0, diff / np.where(denom > 0, denom, 1.0), 0.0)
     rel_finite = rel[np.isfinite(rel)]
     return {

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import IRLevel, Location, Pipeline
 from .compare import as_numpy, flatten_results
-from .signature import EntrySignature, entry_signature
+from .signature import EntrySignature, entry_signature, scalar_results_as_tensors
 
 if TYPE_CHECKING:
     import onnx
@@ -162,6 +162,7 @@ class Frontend:
         if level not in self._imports:
             t0 = time.perf_counter()
             text, signature = self._import(pipeline)
+            text = scalar_results_as_tensors(text, signature)
             self._imports[level] = ImportedModel(text, level, signature, time.perf_counter() - t0)
         return self._imports[level]
 
@@ -209,7 +210,10 @@ class TorchFrontend(Frontend):
         exported = self.exported
         text = lower_exported(exported, _TORCH_TARGETS[level], self.name, self.options)
         names = exported.result_names() if exported.mutates else []
-        return text, entry_signature(text, _forward_names(self.model), names)
+        torch_dtypes = ([str(x.dtype) for x in self.inputs], self._result_dtypes)
+        return text, entry_signature(
+            text, _forward_names(self.model), names, torch_dtypes=torch_dtypes
+        )
 
     def export_mode(self) -> str:
         exported = self.__dict__.get("exported")  # the cached_property, if it was computed
@@ -237,6 +241,15 @@ class TorchFrontend(Frontend):
             else:
                 arranged.append(next(own))
         return arranged
+
+    @cached_property
+    def _result_dtypes(self) -> list[str]:
+        """torch's dtype of each result of the exported program, in the imported function's
+        order (e.g. torch.uint8, which MLIR's signless i8 loses); "" for a Python scalar."""
+        graph = self.exported.program.graph
+        output = next(n for n in graph.nodes if n.op == "output")
+        values = [getattr(a, "meta", {}).get("val") for a in output.args[0]]
+        return [str(getattr(v, "dtype", "")) for v in values]
 
     def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
         """torch eager on cloned inputs (the model may write to them), as numpy arrays."""

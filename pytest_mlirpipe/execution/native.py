@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import MlirpipeError, Problem
 from . import runtime
-from .signature import EntrySignature, TensorType
+from .signature import EntrySignature, TensorType, tensor_as_numpy
 
 CONSUME_PREFIX = "refbackend_consume_func_return_"
 CIFACE = "_mlir_ciface_"
@@ -152,13 +152,54 @@ def _read(desc: ctypes.Structure, t: TensorType, out: np.ndarray | None) -> np.n
     return out
 
 
+# ---- destination-passing out-params --------------------------------------------------------
+
+FIRST_FILL = 0x5A  # the byte integer and boolean out-params start with (floats start as NaN)
+SECOND_FILL = 0xA5  # the byte every out-param holds before the second, checking run
+
+
+def poisoned(t: TensorType) -> np.ndarray:
+    """An out-param for `t` that no correct result leaves as it is: NaN, or 0x5A bytes."""
+    out = np.empty(t.shape, t.numpy_dtype)
+    if out.dtype.kind in "fcV" or out.dtype.name == "bfloat16":
+        out[...] = np.nan
+    else:
+        out.reshape(-1).view(np.uint8)[...] = FIRST_FILL
+    return out
+
+
+def _require_written(
+    signature: EntrySignature, first: Sequence[np.ndarray], second: Sequence[np.ndarray]
+) -> None:
+    """Raise if an out-param element differs between two runs with different fills."""
+    for i, (t, a, b) in enumerate(zip(signature.results, first, second, strict=True)):
+        if a.size == 0:
+            continue
+        bytes_a = a.reshape(-1).view(np.uint8).reshape(a.size, a.itemsize)
+        bytes_b = b.reshape(-1).view(np.uint8).reshape(b.size, b.itemsize)
+        unwritten = np.flatnonzero((bytes_a != bytes_b).any(axis=1))
+        if unwritten.size:
+            where = ", ".join(
+                str([int(x) for x in np.unravel_index(k, a.shape)]) for k in unwritten[:5]
+            )
+            raise MlirpipeError(
+                Problem(
+                    f"result {i} ('{t.name}'): @{signature.function} did not write "
+                    f"{unwritten.size} of {a.size} elements of its out-param (first at "
+                    f"{where}); they kept the fill the caller put there",
+                    hint="destination passing must write every element of each out-param: "
+                    "`mlirpipe stages FILE --pipeline P` shows the stage that dropped the write",
+                )
+            )
+
+
 # ---- marshalling ---------------------------------------------------------------------------
 
 
 def to_numpy(value: Any, t: TensorType, position: int) -> np.ndarray:
     """An input as a contiguous numpy array of the signature's dtype (copied if non-contiguous)."""
     if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch.Tensor
-        value = value.detach().cpu().resolve_conj().resolve_neg().numpy()
+        value = tensor_as_numpy(value)
     array = np.asarray(value)
     want = np.dtype(t.numpy_dtype)
     if array.dtype != want:
@@ -334,7 +375,7 @@ class NativeFunction:
         for d, a in zip(self._in_desc, self._inputs, strict=True):
             _fill(d, a)
         if self.abi.abi is Abi.DESTINATION:
-            self._outputs = [np.empty(t.shape, t.numpy_dtype) for t in sig.results]
+            self._outputs = [poisoned(t) for t in sig.results]
             for d, a in zip(self._out_desc, self._outputs, strict=True):
                 _fill(d, a)
             call = functools.partial(self._entry, self._packed_address)
@@ -356,11 +397,30 @@ class NativeFunction:
         return [o for o in self._outputs if o is not None]
 
     def __call__(self, *inputs: Any) -> list[np.ndarray]:
-        """Run once; fresh result arrays each call."""
+        """Run once; fresh result arrays each call (a scalar result as a numpy scalar)."""
         self._outputs = [None] * len(self.signature.results)
         self.bind(*inputs)()
-        outs = self.outputs()
+        return self._take_outputs()
+
+    def checked_call(self, *inputs: Any) -> list[np.ndarray]:
+        """Like a call, but lowered destination-passing code runs twice: into out-params
+        filled first with NaN (integers: 0x5A bytes), then with 0xA5 bytes. An element it
+        never writes differs between the runs and is reported, whatever the reference holds."""
         self._outputs = [None] * len(self.signature.results)
+        call = self.bind(*inputs)
+        call()
+        if self.native_abi is Abi.DESTINATION:
+            first = [o.copy() for o in self.outputs()]
+            for out in self.outputs():
+                out.reshape(-1).view(np.uint8)[...] = SECOND_FILL
+            call()
+            _require_written(self.signature, first, self.outputs())
+        return self._take_outputs()
+
+    def _take_outputs(self) -> list[np.ndarray]:
+        results = self.signature.results
+        outs = [o[()] if t.scalar else o for o, t in zip(self.outputs(), results, strict=True)]
+        self._outputs = [None] * len(results)
         return outs
 
 
@@ -396,13 +456,7 @@ def jit(
     def register(name: str, address: int) -> None:
         engine.raw_register_runtime(name, ctypes.c_void_p(address))
 
-    if "memrefCopy" in llvm_ir:
-        if lib is not None:
-            register("memrefCopy", runtime.symbol_address(lib, "memrefCopy"))
-        else:
-            copy = _python_memref_copy()
-            keep.append(copy)
-            register("memrefCopy", ctypes.cast(copy, ctypes.c_void_p).value or 0)
+    keep += _register_runtime(llvm_ir, lib, register)
 
     def entry() -> Callable[[int], None] | None:
         address = engine.raw_lookup(CIFACE + signature.function)
@@ -419,6 +473,24 @@ def jit(
     )
     fn.blas = blas
     return fn
+
+
+def _register_runtime(
+    llvm_ir: str, lib: ctypes.CDLL | None, register: Callable[[str, int], None]
+) -> list[object]:
+    """Give the JIT the runtime functions `llvm_ir` calls; returns what must stay alive."""
+    keep: list[object] = []
+    if "memrefCopy" in llvm_ir:
+        if lib is not None:
+            register("memrefCopy", runtime.symbol_address(lib, "memrefCopy"))
+        else:
+            copy = _python_memref_copy()
+            keep.append(copy)
+            register("memrefCopy", ctypes.cast(copy, ctypes.c_void_p).value or 0)
+    if "bf16" in llvm_ir and lib is not None:  # float -> bf16 rounding (not in older libgcc)
+        for name in runtime.BF16_SYMBOLS:
+            register(name, runtime.symbol_address(lib, name))
+    return keep
 
 
 def _python_memref_copy() -> object:

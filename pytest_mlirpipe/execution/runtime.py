@@ -18,6 +18,25 @@ SLOT_BYTES = 24 + 16 * 8  # a ranked descriptor of rank <= 8
 MAX_RANK = 8
 
 
+# float -> bf16, which LLVM calls for fptrunc and libgcc before GCC 13 lacks; bf16 travels in
+# an XMM register like _Float16. Rounds to nearest even; NaN stays a (quiet) NaN.
+BF16_SOURCE = r"""
+#if defined(__x86_64__) || defined(__aarch64__)
+__attribute__((weak, visibility("default"))) _Float16 __truncsfbf2(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint16_t b = (u & 0x7fffffffu) > 0x7f800000u
+                   ? (uint16_t)((u >> 16) | 0x40u)
+                   : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  _Float16 h;
+  memcpy(&h, &b, 2);
+  return h;
+}
+#endif
+"""
+BF16_SYMBOLS = ("__truncsfbf2",)
+
+
 def runtime_source() -> str:
     consumers = []
     for n in range(1, MAX_RESULTS + 1):
@@ -61,6 +80,7 @@ void memrefCopy(int64_t elsize, const mlirpipe_unranked *src, const mlirpipe_unr
 }
 
 """
+        + BF16_SOURCE
         + "\n".join(consumers)
         + "\n"
     )

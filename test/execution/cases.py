@@ -219,6 +219,57 @@ class IntAvgPool(nn.Module):
         return nn.functional.avg_pool2d(x, 2)
 
 
+class ScanSortTopk(nn.Module):
+    """Ops torch-mlir lowers to its tm_tensor dialect (refbackend) or to tosa.scatter (tosa)."""
+
+    def forward(self, x: torch.Tensor):
+        values, indices = torch.topk(x, 2)
+        return torch.cumsum(x, 0), torch.sort(x, dim=-1)[0], values, indices
+
+
+class ComplexOps(nn.Module):
+    """complex64 and complex128 in and out, and complex made from and taken apart into reals."""
+
+    def forward(self, z: torch.Tensor, w: torch.Tensor, re: torch.Tensor, im: torch.Tensor):
+        return z * z, w * w, torch.view_as_real(z), torch.complex(re, im)
+
+
+class ItemResults(nn.Module):
+    """Python scalars out: a float (f64) and an int (i64) from .item(), next to a tensor."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor):
+        return x * 2, x.sum().item(), n.sum().item()
+
+
+class BoolItem(nn.Module):
+    """A Python bool out (i1), from .item() of a boolean tensor."""
+
+    def forward(self, x: torch.Tensor):
+        return x * 2, (x > 0).all().item()
+
+
+class Uint8Ops(nn.Module):
+    """uint8 in and out: wrapping add, unsigned compare, unsigned to float."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor):
+        return a + b, a > b, a.float() * 0.5, torch.maximum(a, b)
+
+
+class HalfOps(nn.Module):
+    """f16 and bf16 in and out, and each converted to f32."""
+
+    def forward(self, h: torch.Tensor, b: torch.Tensor):
+        return h * h + 1, b * b + 1, h.float() + b.float()
+
+
+def randcomplex(*shape: int, dtype: torch.dtype) -> Callable[[torch.Generator], Any]:
+    return lambda g: torch.randn(shape, generator=g, dtype=dtype)
+
+
+def randuint8(*shape: int) -> Callable[[torch.Generator], Any]:
+    return lambda g: torch.randint(0, 256, shape, generator=g, dtype=torch.uint8)
+
+
 CASES: list[Case] = [
     Case(
         "matmul-ones-2x2",
@@ -298,6 +349,59 @@ CASES: list[Case] = [
         xfail={
             "tosa": "torch-mlir's TOSA import gives an i64 avg_pool2d an i32 accumulator, which "
             "tosa-to-linalg-named truncates to i64 (arith.trunci i32 -> i64)"
+        },
+    ),
+    Case("scan-sort-topk", ScanSortTopk, inputs(randn(4, 5))),
+    Case(
+        "complex",
+        ComplexOps,
+        inputs(
+            randcomplex(2, 3, dtype=torch.complex64),
+            randcomplex(4, dtype=torch.complex128),
+            randn(3),
+            randn(3),
+        ),
+        xfail={
+            "tosa": "torch-mlir's torch-to-tosa (import to tosa) does not legalize "
+            "aten.mul.Tensor on complex tensors"
+        },
+    ),
+    Case(
+        "item-results",
+        ItemResults,
+        inputs(randn(5), randint(4)),
+        rtol=1e-6,  # the f32 sum, widened to a Python float, keeps its f32 rounding
+        xfail={
+            "tosa": "torch-mlir's torch-to-tosa (import to tosa) does not legalize "
+            "aten.Float.Tensor (.item() of a float tensor)"
+        },
+    ),
+    Case(
+        "bool-item",
+        BoolItem,
+        inputs(randn(5)),
+        pipelines=("refbackend",),
+        xfail={
+            "refbackend": "torch-mlir's FX importer (import): 'Unimplemented call_function: "
+            "sym_ite' for .item() of a bool tensor"
+        },
+    ),
+    Case(
+        "uint8",
+        Uint8Ops,
+        inputs(randuint8(16), randuint8(16)),
+        xfail={
+            "tosa": "torch-mlir's torch-to-tosa (import to tosa) reads uint8 as signed i8: "
+            "a > b, a.float() and maximum are wrong from 128 up (a miscompile)"
+        },
+    ),
+    Case(
+        "f16-bf16",
+        HalfOps,
+        inputs(randn(6, dtype=torch.float16), randn(6, dtype=torch.bfloat16)),
+        xfail={
+            "refbackend": "torch-mlir's refback-munge-calling-conventions (stage "
+            "munge-calling-conventions) rejects bf16 arguments"
         },
     ),
 ]

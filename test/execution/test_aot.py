@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from cases import Addmm, Reductions, mlp
+from cases import CASES, Addmm, Reductions, mlp
 
 PIPELINES = ["refbackend", "refbackend-dps", "tosa"]
 
@@ -19,6 +19,43 @@ def test_aot_library_matches_torch_for_every_abi(mlirpipe, pipeline: str) -> Non
     x = torch.randn(5, 7, generator=torch.Generator().manual_seed(0))
     (outcome,) = mlirpipe.check(Reductions(), x, pipelines=[pipeline], mode="aot")
     assert outcome.mode == "aot" and outcome.verdict == "PASS"
+
+
+# Each type case once per shim: the callback ABI's copy-out and destination passing.
+TYPE_CASES = [
+    ("scan-sort-topk", "refbackend"),
+    ("complex", "refbackend"),
+    ("complex", "refbackend-dps"),
+    ("item-results", "refbackend"),
+    ("item-results", "refbackend-dps"),
+    ("uint8", "refbackend-dps"),
+    ("f16-bf16", "refbackend-dps"),
+]
+
+
+@pytest.mark.parametrize(("name", "pipeline"), TYPE_CASES)
+def test_aot_library_marshals_each_element_type(mlirpipe, name: str, pipeline: str) -> None:
+    case = next(c for c in CASES if c.name == name)
+    (outcome,) = mlirpipe.check(
+        case.model(),
+        *case.inputs(torch.Generator().manual_seed(0)),
+        pipelines=[pipeline],
+        mode="aot",
+        rtol=case.rtol,
+        atol=case.atol,
+        name=name,
+    )
+    assert outcome.mode == "aot" and outcome.verdict == "PASS"
+
+
+def test_header_declares_complex_memrefs_and_scalar_results(mlirpipe) -> None:
+    case = next(c for c in CASES if c.name == "complex")
+    compiled = mlirpipe.compile(
+        case.model(), *case.inputs(torch.Generator()), pipeline="refbackend-dps", mode="aot"
+    )
+    header = compiled.header.read_text()
+    assert "float _Complex *aligned;" in header and "double _Complex *aligned;" in header
+    assert "const mlirpipe_memref_2d_c64 *z, const mlirpipe_memref_1d_c128 *w," in header
 
 
 C_MAIN = r"""
