@@ -17,6 +17,7 @@ from .compiled_model import CompiledModel, check_mode, compile_model
 from .frontends import Frontend, ImportedModel, frontend_for, reference_results
 from .model_lowering import require_llvm_output
 from .native import NativeFunction
+from .reference import Float64Results, float64_results
 from .timing import TimingConfig, measure
 from .workdir import WorkDir
 
@@ -72,6 +73,7 @@ class _Case:
     name: str
     frontend: Frontend
     expected: list[Any]
+    exact: Float64Results  # the float64 results the scaled rule judges by, or why none
     tolerances: tuple[float | None, float | None, Mapping[str, tuple[float, float]] | None]
     mode: str
     flops: float | None
@@ -168,10 +170,15 @@ class ModelChecker:
             expected = reference_results(reference, inputs)
         else:
             expected = frontend.expected(lambda: self.pipeline(pipes[0]))
+        if rtol is None and atol is None:
+            exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
+        else:
+            exact = Float64Results(why_not="a tolerance was given")
         case = _Case(
             name or frontend.name,
             frontend,
             expected,
+            exact,
             (rtol, atol, per_dtype),
             mode or self.mode,
             flops,
@@ -254,7 +261,16 @@ class ModelChecker:
             contain.note("running the compiled code")
             actual = fn(*case.frontend.inputs)
             names = [f"result {i} ('{t.name}')" for i, t in enumerate(fn.signature.results)]
-            comparison = compare(actual, case.expected, names, rtol, atol, per_dtype)
+            comparison = compare(
+                actual,
+                case.expected,
+                names,
+                rtol,
+                atol,
+                per_dtype,
+                case.exact.results,
+                case.exact.why_not,
+            )
         except MlirpipeError as exc:
             return Outcome(case.name, pipe.name, "FAIL", mode=case.mode, error=exc.format()), None
         outcome = Outcome(

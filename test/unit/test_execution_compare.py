@@ -24,7 +24,8 @@ def test_mismatch_report_counts_errors_and_lists_first_indices() -> None:
     actual[1, 2] = np.inf
     r = compare_one("out", actual, expected)
     assert r.format().splitlines() == [
-        "out: 2 of 6 elements differ (33.33%) beyond rtol=0.0001, atol=1e-05",
+        "out: 2 of 6 elements differ (33.33%) beyond rtol=0.0001, atol=1e-05 "
+        "(the float32 default: no float64 reference)",
         "  max abs error inf, mean abs error 0.1, max rel error 0.5",
         "  first differing (index: native vs torch):",
         "    [0, 1]: 1.5 vs 1.0",
