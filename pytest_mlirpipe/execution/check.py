@@ -159,6 +159,9 @@ class ModelChecker:
     ) -> list[Outcome]:
         """Run `model` through each pipeline and compare with torch eager (or `reference`).
 
+        Without `rtol`/`atol`, floating-point results are judged against a float64 run of the
+        model (compare.Rule.SCALED, see the README); given ones judge element by element.
+
         Raises ExecutionMismatch listing every pipeline that failed; the outcomes (with
         timings when this checker times) are kept in `self.outcomes` either way.
         """

@@ -54,7 +54,7 @@ class ResultComparison:
     expected_shape: tuple[int, ...] = ()
     dtype: str = ""
     expected_dtype: str = ""
-    rule: Rule = Rule.PER_DTYPE
+    rule: str = Rule.PER_DTYPE.value  # a Rule value, kept a plain str for xdist and JSON
     rtol: float = 0.0
     atol: float = 0.0
     factor: float = 0.0  # the scaled rule's factor on torch's error
@@ -93,7 +93,7 @@ class ResultComparison:
             f"{self.name}: {self.differing} of {self.total} elements differ ({pct:.2f}%) "
             f"beyond {self.tolerance()}",
             *self._scaled_lines(),
-            f"  {'against torch: ' if self.rule is Rule.SCALED else ''}"
+            f"  {'against torch: ' if self.rule == Rule.SCALED else ''}"
             f"max abs error {self.max_abs:.6g}, mean abs error {self.mean_abs:.6g}, "
             f"max rel error {self.max_rel:.6g}",
         ]
@@ -103,19 +103,19 @@ class ResultComparison:
     def tolerance(self) -> str:
         """The rule that judged the values, with its numbers."""
         pair = f"rtol={self.rtol:g}, atol={self.atol:g}"
-        if self.rule is Rule.SCALED:
+        if self.rule == Rule.SCALED:
             return (
                 f"the scaled tolerance |native - float64| <= {self.factor:g} x torch's error "
                 f"{self.torch_error:.3g} + rtol={self.rtol:g} x |float64| + atol={self.atol:g}"
             )
-        if self.rule is Rule.GIVEN:
+        if self.rule == Rule.GIVEN:
             return f"the given {pair}"
-        if self.rule is Rule.PER_DTYPE:
+        if self.rule == Rule.PER_DTYPE:
             return f"{pair} (the {self.expected_dtype} default: {self.why_not_scaled})"
         return "exact equality"
 
     def _scaled_lines(self) -> list[str]:
-        if self.rule is not Rule.SCALED:
+        if self.rule != Rule.SCALED:
             return []
         ratio = self.native_error / self.torch_error if self.torch_error else float("inf")
         return [
@@ -126,7 +126,7 @@ class ResultComparison:
     def _first_lines(self) -> list[str]:
         if not self.first:
             return []
-        if self.rule is Rule.SCALED:
+        if self.rule == Rule.SCALED:
             return [
                 "  first differing (index: native vs torch, float64):",
                 *(
@@ -265,7 +265,7 @@ def compare_one(
     x, why_not = _usable_exact(exact, e, why_not_scaled)
     rule = rule_for(e.dtype, rtol, atol, per_dtype, x is not None)
     r, t = tolerance_for(e.dtype, rtol, atol, per_dtype)
-    common.update(rule=rule, rtol=r, atol=t)
+    common.update(rule=rule.value, rtol=r, atol=t)
     if rule is Rule.SCALED:
         m, numbers = _scaled_masks(a, e, x, r, t)
         common.update(numbers)

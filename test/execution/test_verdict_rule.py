@@ -72,7 +72,7 @@ def square_pair(n: int) -> tuple[torch.Tensor, torch.Tensor]:
 def test_a_random_256x256_matmul_passes_the_scaled_rule(checker, pipeline: str) -> None:
     (outcome,) = checker.check(Matmul(), *square_pair(256), pipelines=[pipeline])
     (result,) = outcome.comparison.results
-    assert result.rule is Rule.SCALED and result.total == 65536
+    assert result.rule == Rule.SCALED and result.total == 65536
     assert 0 < result.native_error <= 10 * result.torch_error
 
 
@@ -90,7 +90,7 @@ def test_the_same_matmul_fails_a_given_elementwise_tolerance(checker) -> None:
 def test_a_sum_of_a_million_elements_passes_the_scaled_rule(checker, pipeline: str) -> None:
     (outcome,) = checker.check(Sum(), randn(1_000_000, seed=2), pipelines=[pipeline])
     (result,) = outcome.comparison.results
-    assert result.rule is Rule.SCALED and result.native_error > 0
+    assert result.rule == Rule.SCALED and result.native_error > 0
 
 
 def test_a_model_that_cannot_run_in_float64_falls_back_to_the_per_dtype_pair(checker) -> None:
@@ -102,7 +102,7 @@ def test_a_model_that_cannot_run_in_float64_falls_back_to_the_per_dtype_pair(che
 
     (outcome,) = checker.check(Float32Only(), randn(4))
     (result,) = outcome.comparison.results
-    assert result.rule is Rule.PER_DTYPE
+    assert result.rule == Rule.PER_DTYPE
     assert result.why_not_scaled == ("the model does not run in float64 (TypeError: float32 only)")
 
 
@@ -112,7 +112,7 @@ def test_a_constant_created_in_forward_follows_the_float64_default_dtype(checker
             return x @ torch.ones(2, 2)
 
     (outcome,) = checker.check(MatmulOnes(), randn(2, 2))
-    assert outcome.comparison.results[0].rule is Rule.SCALED
+    assert outcome.comparison.results[0].rule == Rule.SCALED
 
 
 # ---- wrong native code fails ------------------------------------------------------------------
@@ -132,7 +132,7 @@ def _wrong_code_fails(checker, text: str, inputs: list, reference) -> str:
         checker.check(text, *inputs, reference=reference, name="wrong")
     (outcome,) = info.value.outcomes
     (result,) = outcome.comparison.results
-    assert result.rule is Rule.SCALED
+    assert result.rule == Rule.SCALED
     assert result.native_error > 1000 * result.torch_error
     return info.value.format()
 
@@ -211,7 +211,7 @@ def test_an_off_by_one_loop_bound_fails(tmp_path: Path, monkeypatch) -> None:
     finally:
         checker.close()
     (result,) = info.value.outcomes[0].comparison.results
-    assert result.rule is Rule.SCALED and result.differing == 4096
+    assert result.rule == Rule.SCALED and result.differing == 4096
     assert result.native_error > 1000 * result.torch_error
 
 
@@ -224,7 +224,7 @@ def test_the_unedited_lowerings_pass(checker) -> None:
     ]:
         text = import_torch(model, inputs, "linalg")
         (outcome,) = checker.check(text, *inputs, reference=reference, name="right")
-        assert outcome.comparison.results[0].rule is Rule.SCALED
+        assert outcome.comparison.results[0].rule == Rule.SCALED
 
 
 # ---- `mlirpipe run --rtol/--atol` ---------------------------------------------------------------
@@ -274,5 +274,5 @@ def test_float64_results_are_compared_as_float64(checker) -> None:
     x = torch.randn(8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     (outcome,) = checker.check(Matmul(), x, x)
     result = outcome.comparison.results[0]
-    assert result.rule is Rule.SCALED and result.rtol == 1e-9
+    assert result.rule == Rule.SCALED and result.rtol == 1e-9
     assert np.isfinite(result.native_error)
