@@ -185,12 +185,13 @@ def shorten_loop(options: dict[str, str]) -> PassBody:
     return run_pass
 
 
-def _off_by_one_pipeline(folder: Path) -> Path:
-    """refbackend with the matmul's reduction loop one iteration short, after linalg-to-loops."""
+def _off_by_one_pipeline(folder: Path, body_op: str) -> Path:
+    """refbackend where each loop whose body holds `body_op` stops one iteration early (the
+    reduction loop of a matmul or a sum), after linalg-to-loops."""
     toml = REFBACKEND_TOML.read_text().replace('name = "refbackend"', 'name = "off-by-one"')
     stage = (
         '[[stage]]\nname = "off-by-one"\nreason = "test: a wrong loop bound"\n'
-        'passes = ["test-verdict-shorten-loop{op=arith.mulf}"]\n\n'
+        f'passes = ["test-verdict-shorten-loop{{op={body_op}}}"]\n\n'
     )
     toml = toml.replace(
         '[[stage]]\nname = "lower-to-cf"', stage + '[[stage]]\nname = "lower-to-cf"'
@@ -199,19 +200,29 @@ def _off_by_one_pipeline(folder: Path) -> Path:
     return folder
 
 
-def test_an_off_by_one_loop_bound_fails(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    ("model", "inputs", "body_op", "differing"),
+    [
+        (Matmul(), [randn(64, 64), randn(64, 64, seed=1)], "arith.mulf", 4096),
+        (Sum(), [randn(1_000_000, seed=2)], "arith.addf", 1),  # its last element is 0.68
+    ],
+    ids=["matmul", "sum-1e6"],
+)
+def test_an_off_by_one_loop_bound_fails(
+    tmp_path: Path, monkeypatch, model, inputs, body_op: str, differing: int
+) -> None:
     name = "test-verdict-shorten-loop"  # registered for this test only
     monkeypatch.setitem(registry._REGISTRY, name, PythonPass(name, "", ("op",), shorten_loop))
-    checker = ModelChecker(pipeline_dirs=[_off_by_one_pipeline(tmp_path)], cache_dir=None)
-    inputs = [randn(64, 64), randn(64, 64, seed=1)]
+    folder = _off_by_one_pipeline(tmp_path, body_op)
+    checker = ModelChecker(pipeline_dirs=[folder], cache_dir=None)
     try:
-        checker.check(Matmul(), *inputs, pipelines=["refbackend"])  # the correct loops pass
+        checker.check(model, *inputs, pipelines=["refbackend"])  # the correct loops pass
         with pytest.raises(ExecutionMismatch) as info:
-            checker.check(Matmul(), *inputs, pipelines=["off-by-one"])
+            checker.check(model, *inputs, pipelines=["off-by-one"])
     finally:
         checker.close()
     (result,) = info.value.outcomes[0].comparison.results
-    assert result.rule == Rule.SCALED and result.differing == 4096
+    assert result.rule == Rule.SCALED and result.differing == differing
     assert result.native_error > 1000 * result.torch_error
 
 
