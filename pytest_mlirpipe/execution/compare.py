@@ -276,26 +276,31 @@ def compare_one(
     n_bad = int(np.count_nonzero(m.bad))
     if not n_bad:
         return ResultComparison(name, True, "match", nan_both=m.nan_both, **common)
-    first = tuple(
-        Difference(
-            tuple(int(i) for i in ix),
-            _item(a, ix),
-            _item(e, ix),
-            _item(x, ix) if x is not None and rule is Rule.SCALED else None,
-        )
-        for ix in np.argwhere(m.bad)[:FIRST_N]
-    )
     return ResultComparison(
         name,
         False,
         "values",
         differing=n_bad,
-        first=first,
+        first=_first_differences(a, e, x if rule is Rule.SCALED else None, m.bad),
         nan_actual=_where(m.nan_actual),
         nan_expected=_where(m.nan_expected),
         nan_both=m.nan_both,
         inf_actual=_where(m.inf_actual),
         **common,
+    )
+
+
+def _first_differences(
+    a: np.ndarray, e: np.ndarray, x: np.ndarray | None, bad: np.ndarray
+) -> tuple[Difference, ...]:
+    return tuple(
+        Difference(
+            tuple(int(i) for i in ix),
+            _item(a, ix),
+            _item(e, ix),
+            _item(x, ix) if x is not None else None,
+        )
+        for ix in np.argwhere(bad)[:FIRST_N]
     )
 
 

@@ -15,6 +15,7 @@ from pytest_mlirpipe.cli.main import run
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
 from pytest_mlirpipe.execution.compare import Rule
 from pytest_mlirpipe.execution.frontends import import_torch
+from pytest_mlirpipe.execution.reference import float64_results
 from pytest_mlirpipe.lowering.passes import PassBody, PythonPass, registry
 from pytest_mlirpipe.mlir_env import ir
 
@@ -287,3 +288,35 @@ def test_float64_results_are_compared_as_float64(checker) -> None:
     result = outcome.comparison.results[0]
     assert result.rule == Rule.SCALED and result.rtol == 1e-9
     assert np.isfinite(result.native_error)
+
+
+def test_the_float64_run_upcasts_parameters_buffers_and_inputs_of_a_copy() -> None:
+    class Mixed(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.tensor([0.1]))
+            self.register_buffer("phase", torch.tensor([1 + 2j], dtype=torch.complex64))
+            self.register_buffer("count", torch.tensor([3]))
+
+        def forward(self, x: torch.Tensor, z: torch.Tensor):
+            return x * self.scale + torch.ones(1), z * self.phase, self.count + 1
+
+    model = Mixed()
+    inputs = [torch.randn(3), torch.randn(3, dtype=torch.complex64)]
+    with torch.no_grad():
+        expected = [r.numpy() for r in model(*inputs)]
+    got = float64_results(model, inputs, expected)
+    assert [r.dtype.name for r in got.results] == ["float64", "complex128", "int64"]
+    # the parameter keeps its float32 value; the arithmetic is float64
+    assert got.results[0][0] == inputs[0][0].item() * model.scale.item() + 1
+    assert model.scale.dtype == torch.float32 and torch.get_default_dtype() == torch.float32
+
+
+def test_a_numpy_reference_function_runs_on_float64_arrays() -> None:
+    x = np.float32([1.0, 2.0])
+    got = float64_results(lambda a: a / 3, [x], [x / 3])
+    assert got.results[0].dtype == np.float64 and got.why_not == ""
+    assert float64_results(None, [x], [x]).why_not == "no torch model to run in float64"
+    assert float64_results(lambda a: (a, a), [x], [x]).why_not == (
+        "the float64 run returned 2 results, torch 1"
+    )
