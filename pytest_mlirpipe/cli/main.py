@@ -126,6 +126,15 @@ def _add_run(sub) -> None:
     rn.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     rn.add_argument("--blocks", type=int, default=5, help="timed blocks per candidate")
     rn.add_argument("--flops", type=float, default=None, help="FLOPs per call, for GFLOP/s")
+    for flag, what in (("--rtol", "relative"), ("--atol", "absolute")):
+        rn.add_argument(
+            flag,
+            type=float,
+            default=None,
+            metavar="TOL",
+            help=f"{what} tolerance against torch, element by element (default: the scaled "
+            "rule against a float64 run, see the README)",
+        )
     # the options a pytest run of the `mlirpipe` fixture reads from --mlirpipe-* / mlirpipe_*
     add_cli_options(rn, "mode", "threads", "time", "json", "pipelines")
     rn.set_defaults(body=_run)
@@ -373,6 +382,11 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
                 f"--threads and --blocks must be at least 1 (got {args.threads}, {args.blocks})"
             )
         )
+    negative = [
+        f"{f} {v:g}" for f, v in (("--rtol", args.rtol), ("--atol", args.atol)) if v and v < 0
+    ]
+    if negative:
+        raise UsageError(Problem(f"tolerances cannot be negative (got {', '.join(negative)})"))
     if args.model.endswith(".onnx"):
         _refuse_inputs_for_onnx(args)
         model, inputs = args.model, _onnx_example_inputs(args.model, args.seed)
@@ -387,7 +401,15 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
     pipelines = [p.strip() for p in args.pipeline.split(",") if p.strip()]
     status = 0
     try:
-        checker.check(model, *inputs, pipelines=pipelines, flops=args.flops, name=args.model)
+        checker.check(
+            model,
+            *inputs,
+            pipelines=pipelines,
+            flops=args.flops,
+            name=args.model,
+            rtol=args.rtol,
+            atol=args.atol,
+        )
     except ExecutionMismatch as exc:
         stderr.write(exc.format() + "\n")
         status = 1

@@ -17,6 +17,7 @@ from .compiled_model import CompiledModel, check_mode, compile_model
 from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, reference_results
 from .model_lowering import require_llvm_output
 from .native import NativeFunction
+from .reference import Float64Results, float64_results
 from .timing import TimingConfig, measure
 from .workdir import WorkDir
 
@@ -74,6 +75,7 @@ class _Case:
     name: str
     frontend: Frontend
     expected: list[Any]
+    exact: Float64Results  # the float64 results the scaled rule judges by, or why none
     tolerances: tuple[float | None, float | None, Mapping[str, tuple[float, float]] | None]
     mode: str
     flops: float | None
@@ -166,10 +168,15 @@ class ModelChecker:
     ) -> list[Outcome]:
         """Run `model` through each pipeline and compare with torch eager (or `reference`).
 
+        Without `rtol`/`atol`, floating-point results are judged against a float64 run of the
+        model (compare.Rule.SCALED, see the README); given ones judge element by element.
+
         A torch module's import takes `backend_legal_ops` (ops torch-mlir keeps whole, e.g.
         "aten.adaptive_max_pool2d") and `decompositions` (op names; default torch-mlir's
-        table). Raises ExecutionMismatch listing every pipeline that failed; the outcomes
-        (with timings when this checker times) are kept in `self.outcomes` either way.
+        table).
+
+        Raises ExecutionMismatch listing every pipeline that failed; the outcomes (with
+        timings when this checker times) are kept in `self.outcomes` either way.
         """
         options = ImportOptions.of(backend_legal_ops, decompositions)
         frontend = frontend_for(model, inputs, options)
@@ -180,10 +187,15 @@ class ModelChecker:
             expected = reference_results(reference, inputs)
         else:
             expected = frontend.expected(lambda: self.pipeline(pipes[0]))
+        if rtol is None and atol is None:
+            exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
+        else:
+            exact = Float64Results(why_not="a tolerance was given")
         case = _Case(
             name or frontend.name,
             frontend,
             expected,
+            exact,
             (rtol, atol, per_dtype),
             mode or self.mode,
             flops,
@@ -268,7 +280,16 @@ class ModelChecker:
             contain.note("running the compiled code")
             actual = fn.checked_call(*case.frontend.inputs)
             names = [f"result {i} ('{t.name}')" for i, t in enumerate(fn.signature.results)]
-            comparison = compare(actual, case.expected, names, rtol, atol, per_dtype)
+            comparison = compare(
+                actual,
+                case.expected,
+                names,
+                rtol,
+                atol,
+                per_dtype,
+                case.exact.results,
+                case.exact.why_not,
+            )
         except MlirpipeError as exc:
             return Outcome(case.name, pipe.name, "FAIL", mode=case.mode, error=exc.format()), None
         outcome = Outcome(

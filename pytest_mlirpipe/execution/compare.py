@@ -1,34 +1,48 @@
-"""Compare native results with torch eager: shape, then dtype, then allclose; reports as data."""
+"""Compare native results with torch eager: shape, then dtype, then values by one of four rules."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from .signature import tensor_as_numpy
 
-# Per-dtype (rtol, atol) used when a test gives none. Integers and booleans compare exactly.
+# Per-dtype (rtol, atol): the floor of the scaled rule, and the whole tolerance when a result has
+# no float64 reference. Integers and booleans compare exactly.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float16": (1e-2, 1e-3),
-    "bfloat16": (1.6e-2, 1e-3),  # 8 bits of mantissa (ml_dtypes' bfloat16)
+    "bfloat16": (1.6e-2, 1e-3),
     "float32": (1e-4, 1e-5),
     "float64": (1e-9, 1e-12),
     "complex64": (1e-4, 1e-5),
     "complex128": (1e-9, 1e-12),
 }
+# The scaled rule accepts a native error up to this many times torch eager's own worst error.
+TORCH_ERROR_FACTOR = 10.0
 FIRST_N = 5  # differing indices shown in a report
+
+
+class Rule(StrEnum):
+    """Which rule judged a result's values."""
+
+    EXACT = "exact"  # integers and booleans: equal
+    GIVEN = "given"  # the test's rtol/atol (or per_dtype entry), element by element against torch
+    PER_DTYPE = "per-dtype"  # no float64 reference: the per-dtype pair against torch
+    SCALED = "scaled"  # against the float64 result, scaled by torch's own error
 
 
 @dataclass(frozen=True, slots=True)
 class Difference:
-    """One differing element: its index, the native value and torch's."""
+    """One differing element: its index, the native value, torch's and the float64 one."""
 
     index: tuple[int, ...]
-    actual: float
-    expected: float
+    actual: Any
+    expected: Any
+    exact: Any = None  # the float64 (complex128) value, under the scaled rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +56,16 @@ class ResultComparison:
     expected_shape: tuple[int, ...] = ()
     dtype: str = ""
     expected_dtype: str = ""
+    rule: str = Rule.PER_DTYPE.value  # a Rule value, kept a plain str for xdist and JSON
     rtol: float = 0.0
     atol: float = 0.0
+    factor: float = 0.0  # the scaled rule's factor on torch's error
+    native_error: float = 0.0  # scaled rule: max |native - float64|
+    torch_error: float = 0.0  # scaled rule: max |torch - float64|
+    why_not_scaled: str = ""  # per-dtype rule: why there is no float64 reference
     total: int = 0
     differing: int = 0
-    max_abs: float = 0.0
+    max_abs: float = 0.0  # against torch's result, whatever the rule
     mean_abs: float = 0.0
     max_rel: float = 0.0
     first: tuple[Difference, ...] = ()
@@ -74,30 +93,76 @@ class ResultComparison:
         pct = 100.0 * self.differing / max(self.total, 1)
         lines = [
             f"{self.name}: {self.differing} of {self.total} elements differ ({pct:.2f}%) "
-            f"beyond rtol={self.rtol:g}, atol={self.atol:g}",
-            f"  max abs error {self.max_abs:.6g}, mean abs error {self.mean_abs:.6g}, "
+            f"beyond {self.tolerance()}",
+            *self._scaled_lines(),
+            f"  {'against torch: ' if self.rule == Rule.SCALED else ''}"
+            f"max abs error {self.max_abs:.6g}, mean abs error {self.mean_abs:.6g}, "
             f"max rel error {self.max_rel:.6g}",
         ]
-        if self.first:
-            lines.append("  first differing (index: native vs torch):")
-            lines.extend(f"    {list(d.index)}: {d.actual!r} vs {d.expected!r}" for d in self.first)
+        lines += self._first_lines() + self._nan_inf_lines()
+        return "\n".join(lines)
+
+    def tolerance(self) -> str:
+        """The rule that judged the values, with its numbers."""
+        pair = f"rtol={self.rtol:g}, atol={self.atol:g}"
+        if self.rule == Rule.SCALED:
+            return (
+                f"the scaled tolerance |native - float64| <= {self.factor:g} x torch's error "
+                f"{self.torch_error:.3g} + rtol={self.rtol:g} x |float64| + atol={self.atol:g}"
+            )
+        if self.rule == Rule.GIVEN:
+            return f"the given {pair}"
+        if self.rule == Rule.PER_DTYPE:
+            return f"{pair} (the {self.expected_dtype} default: {self.why_not_scaled})"
+        return "exact equality"
+
+    def _scaled_lines(self) -> list[str]:
+        if self.rule != Rule.SCALED:
+            return []
+        ratio = self.native_error / self.torch_error if self.torch_error else float("inf")
+        return [
+            f"  against the float64 result: native max error {self.native_error:.6g}, "
+            f"torch's {self.torch_error:.6g} (ratio {ratio:.3g})"
+        ]
+
+    def _first_lines(self) -> list[str]:
+        if not self.first:
+            return []
+        if self.rule == Rule.SCALED:
+            return [
+                "  first differing (index: native vs torch, float64):",
+                *(
+                    f"    {list(d.index)}: {d.actual!r} vs {d.expected!r}, {d.exact!r}"
+                    for d in self.first
+                ),
+            ]
+        return [
+            "  first differing (index: native vs torch):",
+            *(f"    {list(d.index)}: {d.actual!r} vs {d.expected!r}" for d in self.first),
+        ]
+
+    def _nan_inf_lines(self) -> list[str]:
+        lines = []
         if self.nan_actual:
             lines.append(
                 f"  NaN in the native result where torch has a number: {len(self.nan_actual)} "
-                f"positions, first {', '.join(str(list(i)) for i in self.nan_actual[:FIRST_N])}"
+                f"positions, first {_indices(self.nan_actual)}"
             )
         if self.nan_expected:
             lines.append(
                 f"  NaN in torch's result where the native one has a number: "
-                f"{len(self.nan_expected)} positions, first "
-                f"{', '.join(str(list(i)) for i in self.nan_expected[:FIRST_N])}"
+                f"{len(self.nan_expected)} positions, first {_indices(self.nan_expected)}"
             )
         if self.inf_actual:
             lines.append(
                 f"  Inf in the native result: {len(self.inf_actual)} positions, first "
-                f"{', '.join(str(list(i)) for i in self.inf_actual[:FIRST_N])}"
+                f"{_indices(self.inf_actual)}"
             )
-        return "\n".join(lines)
+        return lines
+
+
+def _indices(where: tuple[tuple[int, ...], ...]) -> str:
+    return ", ".join(str(list(i)) for i in where[:FIRST_N])
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +214,31 @@ def tolerance_for(
     return (r if rtol is None else rtol, a if atol is None else atol)
 
 
+def is_inexact(dtype: np.dtype) -> bool:
+    """Floating point or complex, numpy's own or ml_dtypes' (bfloat16 is kind 'V')."""
+    return dtype.kind in "fc" or dtype.name in DEFAULT_TOLERANCES
+
+
+def widened(x: np.ndarray) -> np.ndarray:
+    """`x` as complex128 when complex, else float64 (bfloat16 and float16 included)."""
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
+def rule_for(
+    dtype: np.dtype,
+    rtol: float | None,
+    atol: float | None,
+    per_dtype: Mapping[str, tuple[float, float]] | None,
+    has_exact: bool,
+) -> Rule:
+    """Integers and booleans: exact; a given tolerance: given; float64 result: scaled."""
+    if not is_inexact(dtype):
+        return Rule.EXACT
+    if rtol is not None or atol is not None or np.dtype(dtype).name in (per_dtype or {}):
+        return Rule.GIVEN
+    return Rule.SCALED if has_exact else Rule.PER_DTYPE
+
+
 def compare_one(
     name: str,
     actual: Any,
@@ -156,55 +246,84 @@ def compare_one(
     rtol: float | None = None,
     atol: float | None = None,
     per_dtype: Mapping[str, tuple[float, float]] | None = None,
+    exact: np.ndarray | None = None,
+    why_not_scaled: str = "no float64 reference",
 ) -> ResultComparison:
+    """Compare one native result with torch's; `exact` is the float64 (complex128) result."""
     a, e = as_numpy(actual), as_numpy(expected)
     if a.shape != e.shape:
         return ResultComparison(
             name, False, "shape", shape=a.shape, expected_shape=e.shape, total=e.size
         )
-    if a.dtype != e.dtype:
-        return ResultComparison(
-            name,
-            False,
-            "dtype",
-            shape=a.shape,
-            expected_shape=e.shape,
-            dtype=a.dtype.name,
-            expected_dtype=e.dtype.name,
-            total=e.size,
-        )
-    r, t = tolerance_for(e.dtype, rtol, atol, per_dtype)
-    common = {
+    common: dict[str, Any] = {
         "shape": a.shape,
         "expected_shape": e.shape,
         "dtype": a.dtype.name,
         "expected_dtype": e.dtype.name,
-        "rtol": r,
-        "atol": t,
         "total": int(e.size),
     }
-    m = _masks(a, e, r, t)
-    errors = _errors(m.diff, e)
+    if a.dtype != e.dtype:
+        return ResultComparison(name, False, "dtype", **common)
+    x, why_not = _usable_exact(exact, e, why_not_scaled)
+    rule = rule_for(e.dtype, rtol, atol, per_dtype, x is not None)
+    r, t = tolerance_for(e.dtype, rtol, atol, per_dtype)
+    common.update(rule=rule.value, rtol=r, atol=t)
+    if rule is Rule.SCALED:
+        m, numbers = _scaled_masks(a, e, x, r, t)
+        common.update(numbers)
+    else:
+        m = _masks(a, e, r, t)
+        common["why_not_scaled"] = why_not if rule is Rule.PER_DTYPE else ""
+    common.update(_errors(m.diff, e))
     n_bad = int(np.count_nonzero(m.bad))
     if not n_bad:
-        return ResultComparison(name, True, "match", nan_both=m.nan_both, **errors, **common)
-    first = tuple(
-        Difference(tuple(int(i) for i in ix), a[tuple(ix)].item(), e[tuple(ix)].item())
-        for ix in np.argwhere(m.bad)[:FIRST_N]
-    )
+        return ResultComparison(name, True, "match", nan_both=m.nan_both, **common)
     return ResultComparison(
         name,
         False,
         "values",
         differing=n_bad,
-        first=first,
+        first=_first_differences(a, e, x if rule is Rule.SCALED else None, m.bad),
         nan_actual=_where(m.nan_actual),
         nan_expected=_where(m.nan_expected),
         nan_both=m.nan_both,
         inf_actual=_where(m.inf_actual),
-        **errors,
         **common,
     )
+
+
+def _first_differences(
+    a: np.ndarray, e: np.ndarray, x: np.ndarray | None, bad: np.ndarray
+) -> tuple[Difference, ...]:
+    return tuple(
+        Difference(
+            tuple(int(i) for i in ix),
+            _item(a, ix),
+            _item(e, ix),
+            _item(x, ix) if x is not None else None,
+        )
+        for ix in np.argwhere(bad)[:FIRST_N]
+    )
+
+
+def _usable_exact(
+    exact: np.ndarray | None, e: np.ndarray, why_not: str
+) -> tuple[np.ndarray | None, str]:
+    """The float64 result when it fits torch's (same shape, the widened dtype), else why not."""
+    if exact is None or not is_inexact(e.dtype):
+        return None, why_not
+    x = as_numpy(exact)
+    want = np.dtype(np.complex128 if e.dtype.kind == "c" else np.float64)
+    if x.shape != e.shape or x.dtype != want:
+        return None, (
+            f"the float64 run gave {x.dtype.name} {list(x.shape)}, not {want.name} {list(e.shape)}"
+        )
+    return x, ""
+
+
+def _item(x: np.ndarray, ix: Any) -> Any:
+    """One element as a Python number (bfloat16 as a float)."""
+    return widened(x[tuple(ix)]).item()
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,12 +339,11 @@ class _Masks:
 
 
 def _masks(a: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> _Masks:
-    if e.dtype.kind in "biu":  # integers and booleans compare exactly
+    if not is_inexact(e.dtype):  # integers and booleans compare exactly
         none = np.zeros(a.shape, bool)
         diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
         return _Masks(a != e, diff, none, none, 0, np.zeros(a.shape, bool))
-    wide = np.complex128 if e.dtype.kind == "c" else np.float64
-    a64, e64 = a.astype(wide), e.astype(wide)
+    a64, e64 = widened(a), widened(e)
     nan_a, nan_e = np.isnan(a64), np.isnan(e64)
     close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
     with np.errstate(invalid="ignore"):
@@ -241,12 +359,36 @@ def _masks(a: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> _Masks:
     )
 
 
+def _scaled_masks(
+    a: np.ndarray, e: np.ndarray, x: np.ndarray, rtol: float, atol: float
+) -> tuple[_Masks, dict[str, float]]:
+    """The scaled rule where torch's and the float64 result are finite: |native - float64| <=
+    factor * (torch's worst |torch - float64|) + rtol * |float64| + atol; elsewhere (NaN, Inf)
+    the native result must match torch's as the per-dtype rule says."""
+    base = _masks(a, e, rtol, atol)
+    finite = np.isfinite(widened(e)) & np.isfinite(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        torch_err = np.where(finite, np.abs(widened(e) - x), 0.0)
+        native_err = np.where(finite, np.abs(widened(a) - x), 0.0)
+        torch_error = float(torch_err.max()) if torch_err.size else 0.0
+        bound = TORCH_ERROR_FACTOR * torch_error + rtol * np.abs(x) + atol
+        bad = np.where(finite, ~(native_err <= bound), base.bad)
+    numbers = {
+        "factor": TORCH_ERROR_FACTOR,
+        "torch_error": torch_error,
+        "native_error": float(native_err.max()) if native_err.size else 0.0,
+    }
+    return _Masks(
+        bad, base.diff, base.nan_actual, base.nan_expected, base.nan_both, base.inf_actual
+    ), numbers
+
+
 def _errors(diff: np.ndarray, e: np.ndarray) -> dict[str, float]:
     """max abs (inf when one side is inf), mean abs of the finite differences, max rel."""
     finite = np.isfinite(diff)
     max_abs = float(diff.max()) if diff.size else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        denom = np.abs(e.astype(np.complex128 if e.dtype.kind == "c" else np.float64))
+        denom = np.abs(widened(e))
         rel = np.where(denom > 0, diff / np.where(denom > 0, denom, 1.0), 0.0)
     rel_finite = rel[np.isfinite(rel)]
     return {
@@ -267,16 +409,20 @@ def compare(
     rtol: float | None = None,
     atol: float | None = None,
     per_dtype: Mapping[str, tuple[float, float]] | None = None,
+    exact: Sequence[np.ndarray | None] = (),
+    why_not_scaled: str = "no float64 reference",
 ) -> Comparison:
-    """Compare each native result with torch's, in order."""
+    """Compare each native result with torch's, in order; `exact` holds the float64
+    (complex128) results when the model could run so (see `reference.float64_results`)."""
     names = list(names) + [f"result {i}" for i in range(len(names), len(expected))]
     count_problem = None
     if len(actual) != len(expected):
         count_problem = (
             f"the native code returned {len(actual)} results, torch returned {len(expected)}"
         )
+    exacts = list(exact) + [None] * (len(expected) - len(exact))
     results = tuple(
-        compare_one(n, a, e, rtol, atol, per_dtype)
-        for n, a, e in zip(names, actual, expected, strict=False)
+        compare_one(n, a, e, rtol, atol, per_dtype, x, why_not_scaled)
+        for n, a, e, x in zip(names, actual, expected, exacts, strict=False)
     )
     return Comparison(results, count_problem)
