@@ -136,7 +136,7 @@ class ModelChecker:
         pipe = self.pipeline(pipeline)
         require_llvm_output(pipe)
         frontend = frontend_for(model, inputs)
-        imported = frontend.imported(pipe)
+        imported = frontend.imported(pipe, self.cache)
         mode = mode or self.mode
         return compile_model(imported, pipe, frontend.name, mode, self.cache, self._work(work_dir))
 
@@ -209,7 +209,7 @@ class ModelChecker:
         try:
             pipe = self.pipeline(pipeline)
             require_llvm_output(pipe)
-            imported = case.frontend.imported(pipe)
+            imported = case.frontend.imported(pipe, self.cache)
         except MlirpipeError as exc:
             return Outcome(case.name, pipeline, "FAIL", mode=case.mode, error=exc.format()), None
         if self.isolation != "fork" or not contain.is_available():

@@ -8,7 +8,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +17,15 @@ import numpy as np
 
 from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import IRLevel, Location, Pipeline
+from .cache import ArtifactCache
 from .compare import as_numpy, flatten_results
+from .import_cache import (
+    Unkeyable,
+    load_imported,
+    options_fingerprint,
+    store_imported,
+    torch_import_key,
+)
 from .signature import EntrySignature, entry_signature
 
 if TYPE_CHECKING:
@@ -51,6 +59,11 @@ class ImportedModel:
     level: IRLevel
     signature: EntrySignature
     seconds: float
+    cached: bool = False  # read from the artifact cache
+
+
+# Frontend attributes that are not import options (all others are part of an import's key).
+_NOT_OPTIONS = frozenset({"model", "inputs", "name", "_imports", "proto"})
 
 
 class Frontend:
@@ -67,14 +80,37 @@ class Frontend:
         self.inputs = tuple(inputs)
         self._imports: dict[IRLevel, ImportedModel] = {}
 
-    def imported(self, pipeline: Pipeline) -> ImportedModel:
-        """The model as MLIR at `pipeline`'s input level."""
+    def imported(self, pipeline: Pipeline, cache: ArtifactCache | None = None) -> ImportedModel:
+        """The model as MLIR at `pipeline`'s input level (from `cache` when it holds it)."""
         level = pipeline.input
         if level not in self._imports:
             t0 = time.perf_counter()
-            text, signature = self._import(pipeline)
-            self._imports[level] = ImportedModel(text, level, signature, time.perf_counter() - t0)
+            key = self._cache_key(pipeline) if cache is not None and cache.enabled else None
+            found = load_imported(cache, key) if cache is not None and key else None
+            if found is None:
+                text, signature = self._import(pipeline)
+                found = ImportedModel(text, level, signature, 0.0)
+                if cache is not None and key:
+                    store_imported(cache, key, found)
+            else:
+                found = replace(found, cached=True)
+            self._imports[level] = replace(found, seconds=time.perf_counter() - t0)
         return self._imports[level]
+
+    def _cache_key(self, pipeline: Pipeline) -> str | None:
+        """The artifact-cache key of the import for `pipeline` (None: never cached)."""
+        try:
+            extra = [
+                type(self).__name__,
+                pipeline.input.value,
+                options_fingerprint(self, _NOT_OPTIONS),
+            ]
+        except Unkeyable:
+            return None
+        return self._model_key(extra)
+
+    def _model_key(self, extra: list[str]) -> str | None:
+        return None
 
     def _import(self, pipeline: Pipeline) -> tuple[str, EntrySignature]:
         raise NotImplementedError
@@ -109,6 +145,9 @@ class TorchFrontend(Frontend):
             )
         text = import_torch(self.model, list(self.inputs), _TORCH_TARGETS[level])
         return text, entry_signature(text, _forward_names(self.model))
+
+    def _model_key(self, extra: list[str]) -> str | None:
+        return torch_import_key(self.model, self.inputs, extra)
 
     def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
         """torch eager on cloned inputs (the model may write to them), as numpy arrays."""
