@@ -76,12 +76,18 @@ def compile_model(
     seconds["lower"] = lowered.seconds
     t0 = time.perf_counter()
     contain.note(f"compiling the lowered module to native code ({mode})")
-    if mode == "jit" and not _cacheable_library(cache, imported.signature):
+    compiled = None
+    if mode == "aot":
+        compiled = _shared_library(lowered, imported.signature, cache, seconds, work)
+    elif _cacheable_library(cache, imported.signature):
+        try:
+            compiled = _shared_library(lowered, imported.signature, cache, seconds, work)
+            compiled.mode = mode
+        except MlirpipeError:
+            compiled = None  # the JIT compiles it (or says why it cannot)
+    if compiled is None:
         fn = jit(lowered.text, imported.signature)
         compiled = CompiledModel(fn, pipeline.name, mode, seconds, lowered.cached)
-    else:
-        compiled = _shared_library(lowered, imported.signature, cache, seconds, work)
-        compiled.mode = mode
     seconds["native"] = time.perf_counter() - t0
     return compiled
 

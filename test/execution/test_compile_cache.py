@@ -12,6 +12,7 @@ import pytest
 import torch
 from torch import nn
 
+from pytest_mlirpipe.errors import MlirpipeError
 from pytest_mlirpipe.execution import compiled_model
 from pytest_mlirpipe.execution.cache import ArtifactCache, cache_key
 from pytest_mlirpipe.execution.check import ModelChecker
@@ -163,3 +164,15 @@ def test_new_weights_in_the_same_module_are_compiled_afresh(tmp_path: Path) -> N
 def test_without_a_cache_jit_mode_jit_compiles() -> None:
     compiled = ModelChecker(cache_dir=None).compile(linear(), X)
     assert compiled.library is None and compiled.function.kind == "jit"
+
+
+def test_a_failing_c_compiler_is_reported_in_aot_mode_and_jit_mode_falls_back(
+    tmp_path: Path, monkeypatch
+) -> None:
+    ModelChecker(cache_dir=None).compile(linear(), X)  # the C runtime is built while cc works
+    monkeypatch.setenv("CC", "false")
+    with pytest.raises(MlirpipeError, match=r"linking the shared library failed \(.*false -c"):
+        ModelChecker(cache_dir=tmp_path, mode="aot").compile(linear(), X)
+    compiled = ModelChecker(cache_dir=tmp_path).compile(linear(), X)
+    assert compiled.library is None and compiled.function.kind == "jit"
+    assert np.allclose(compiled(X), linear()(X).detach().numpy(), rtol=1e-5, atol=1e-6)
