@@ -25,6 +25,7 @@ from .import_cache import (
     options_fingerprint,
     store_imported,
     torch_import_key,
+    torch_model_digest,
 )
 from .signature import EntrySignature, entry_signature
 
@@ -63,7 +64,7 @@ class ImportedModel:
 
 
 # Frontend attributes that are not import options (all others are part of an import's key).
-_NOT_OPTIONS = frozenset({"model", "inputs", "name", "_imports", "proto"})
+_NOT_OPTIONS = frozenset({"model", "inputs", "name", "_imports", "proto", "_model_digest"})
 
 
 class Frontend:
@@ -147,7 +148,13 @@ class TorchFrontend(Frontend):
         return text, entry_signature(text, _forward_names(self.model))
 
     def _model_key(self, extra: list[str]) -> str | None:
-        return torch_import_key(self.model, self.inputs, extra)
+        digest = self._model_digest
+        return torch_import_key(digest, extra) if digest is not None else None
+
+    @cached_property
+    def _model_digest(self) -> str | None:
+        """Hashed once for all the levels this model is imported at."""
+        return torch_model_digest(self.model, self.inputs)
 
     def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
         """torch eager on cloned inputs (the model may write to them), as numpy arrays."""

@@ -24,18 +24,24 @@ class Unkeyable(Exception):
     """Something that decides the import has no stable fingerprint: do not cache it."""
 
 
-def torch_import_key(model: Any, inputs: Sequence[Any], extra: Sequence[str]) -> str | None:
-    """The cache key of `model` imported with `inputs`, or None when some part of the model
-    has no stable fingerprint (an object printed with its address, a tensor off the CPU...)."""
-    import torch
-
+def torch_model_digest(model: Any, inputs: Sequence[Any]) -> str | None:
+    """A digest of what `model` imported with `inputs` depends on, or None when some part of
+    the model has no stable fingerprint (an object printed with its address, a tensor off the
+    CPU...). Hashing reads every parameter once: cheap next to an export."""
     h = hashlib.sha256()
     try:
         for part in _torch_model_parts(model, inputs):
             h.update(len(part).to_bytes(8, "little") + part)
     except (Unkeyable, TypeError, ValueError, RuntimeError, AttributeError):
         return None  # imported afresh each time, as without a cache
-    return cache_key(["import", "torch " + torch.__version__, *extra, h.hexdigest()])
+    return h.hexdigest()
+
+
+def torch_import_key(model_digest: str, extra: Sequence[str]) -> str:
+    """The cache key of a torch model's import: its digest, torch's version, `extra`."""
+    import torch
+
+    return cache_key(["import", "torch " + torch.__version__, *extra, model_digest])
 
 
 def options_fingerprint(frontend: Any, own: frozenset[str]) -> str:

@@ -17,7 +17,7 @@ from pytest_mlirpipe.execution import compiled_model
 from pytest_mlirpipe.execution.cache import ArtifactCache, cache_key
 from pytest_mlirpipe.execution.check import ModelChecker
 from pytest_mlirpipe.execution.frontends import TorchFrontend
-from pytest_mlirpipe.execution.import_cache import torch_import_key
+from pytest_mlirpipe.execution.import_cache import torch_import_key, torch_model_digest
 from pytest_mlirpipe.lowering import passes
 from pytest_mlirpipe.lowering.passes import registry
 
@@ -99,7 +99,8 @@ def test_a_shared_library_is_keyed_by_the_host_cpu(monkeypatch) -> None:
 
 
 def _key(model: nn.Module, *inputs, extra=("TorchFrontend", "linalg-on-tensors")) -> str | None:
-    return torch_import_key(model, inputs, list(extra))
+    digest = torch_model_digest(model, inputs)
+    return torch_import_key(digest, list(extra)) if digest is not None else None
 
 
 def test_the_import_key_covers_shapes_dtypes_values_parameters_and_options() -> None:
