@@ -337,31 +337,31 @@ def build_shared_library(
     header.write_text(c_header(signature, prefix, blas))
     shim = out_dir / f"{name}_shim.c"
     shim.write_text(c_shim(signature, abi, prefix))
-    obj = out_dir / f"{name}.o"
-    dump_object(llvm_ir, signature, abi, obj, blas)
+    # cc compiles the shim while LLVM compiles the model; then one link.
+    shim_obj = out_dir / f"{name}_shim.o"
+    compile_shim = [cc, "-c", "-fPIC", "-O2", f"-I{out_dir}", "-o", str(shim_obj), str(shim)]
+    with subprocess.Popen(compile_shim, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            obj = out_dir / f"{name}.o"
+            dump_object(llvm_ir, signature, abi, obj, blas)
+        finally:
+            _, shim_errors = proc.communicate()
+    _require_success(compile_shim, proc.returncode, shim_errors, out_dir)
     lib = out_dir / f"lib{name}.so"
-    cmd = [
-        cc,
-        "-shared",
-        "-fPIC",
-        "-O2",
-        f"-I{out_dir}",
-        "-o",
-        str(lib),
-        str(shim),
-        str(obj),
-        *blas_link_flags(blas),
-        "-lm",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
+    link = [cc, "-shared", "-o", str(lib), str(shim_obj), str(obj), *blas_link_flags(blas), "-lm"]
+    done = subprocess.run(link, capture_output=True, text=True)
+    _require_success(link, done.returncode, done.stderr, out_dir)
+    return SharedLibrary(lib, header, name)
+
+
+def _require_success(cmd: list[str], returncode: int, errors: str, out_dir: Path) -> None:
+    if returncode != 0:
         raise MlirpipeError(
             Problem(
-                f"linking the shared library failed ({' '.join(cmd)}):\n" + proc.stderr.strip(),
+                f"linking the shared library failed ({' '.join(cmd)}):\n" + errors.strip(),
                 hint="the generated C shim and header are in " + str(out_dir),
             )
         )
-    return SharedLibrary(lib, header, name)
 
 
 def load_shared_library(

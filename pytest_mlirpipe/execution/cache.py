@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import platform
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -11,7 +14,7 @@ from ..atomic import write_atomic
 
 CACHE_ENV = "MLIRPIPE_CACHE_DIR"
 # Bump when what is stored, or how it is produced, changes meaning.
-FORMAT = "1"
+FORMAT = "2"
 
 
 def default_cache_dir() -> Path:
@@ -33,12 +36,88 @@ def _toolchain_tag() -> str:
 
 
 def cache_key(parts: Iterable[str]) -> str:
+    """The key of an artifact made from `parts` by this toolchain and this project's code
+    (its passes, shims and runtime) with the pass modules of $MLIRPIPE_PASS_MODULES."""
     h = hashlib.sha256()
-    for p in (FORMAT, _toolchain_tag(), *parts):
+    for p in (FORMAT, _toolchain_tag(), project_code_digest(), *pass_code_digests(), *parts):
         data = p.encode()
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()[:32]
+
+
+# The package's code that decides what an artifact holds: the lowering (pipelines, stages,
+# the project's own passes) and the execution side (importers, generated C shims, runtime).
+_PROJECT_CODE = ("lowering", "execution", "mlir_env.py", "model.py")
+
+
+@functools.cache
+def project_code_digest() -> str:
+    """A digest of the project's own code (read once: it cannot change in a running process)."""
+    root = Path(__file__).resolve().parent.parent
+    files: list[Path] = []
+    for part in _PROJECT_CODE:
+        files += sorted((root / part).rglob("*.py")) if (root / part).is_dir() else [root / part]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(root)).encode() + b"\0" + file_digest(f).encode())
+    return "project " + h.hexdigest()
+
+
+_FILE_DIGESTS: dict[Path, tuple[int, int, str]] = {}
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes, recomputed only when its size or mtime changed."""
+    try:
+        st = path.stat()
+        known = _FILE_DIGESTS.get(path)
+        if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
+            return known[2]
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+    _FILE_DIGESTS[path] = (st.st_mtime_ns, st.st_size, digest)
+    return digest
+
+
+def pass_code_digests() -> list[str]:
+    """The source of every Python pass that a pipeline may run: the modules named in
+    $MLIRPIPE_PASS_MODULES and those of passes registered by entry points or by hand."""
+    from ..errors import MlirpipeError
+    from ..lowering import passes
+
+    named = [n.strip() for n in os.environ.get(passes.PASS_MODULES_ENV, "").split(",")]
+    try:
+        registered = passes.all_passes()  # imports the named modules first
+    except MlirpipeError as exc:  # the lowering reports it if a pipeline needs the pass
+        return [f"pass modules {','.join(named)} not importable: {exc}"]
+    modules = {p.factory.__module__ for p in registered.values()} | {n for n in named if n}
+    out = []
+    for name in sorted(modules):
+        module = sys.modules.get(name)
+        source = getattr(module, "__file__", None)
+        out.append(f"pass module {name} {file_digest(Path(source)) if source else 'no file'}")
+    return out
+
+
+@functools.cache
+def host_cpu() -> str:
+    """The CPU that native code is compiled for (the JIT targets the host's features)."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "flags", "Features", "CPU part") and key not in fields:
+                    fields[key] = " ".join(value.split())
+                if not line.strip() and fields:
+                    break  # the first processor is enough
+    except OSError:
+        pass
+    fields["machine"] = platform.machine() + " " + platform.processor()
+    return "host " + "; ".join(f"{k}={v}" for k, v in sorted(fields.items()))
 
 
 class ArtifactCache:
@@ -78,6 +157,9 @@ class ArtifactCache:
 
     def write_text(self, key: str, name: str, text: str) -> None:
         self._write(key, name, text.encode())
+
+    def write_bytes(self, key: str, name: str, content: bytes) -> None:
+        self._write(key, name, content)
 
     def store_file(self, key: str, name: str, source: Path) -> Path | None:
         """Copy `source` into the cache; returns the cached path (None when disabled)."""

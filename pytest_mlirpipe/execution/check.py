@@ -145,7 +145,7 @@ class ModelChecker:
         require_llvm_output(pipe)
         options = ImportOptions.of(backend_legal_ops, decompositions)
         frontend = frontend_for(model, inputs, options)
-        imported = frontend.imported(pipe)
+        imported = frontend.imported(pipe, self.cache)
         mode = mode or self.mode
         return compile_model(imported, pipe, frontend.name, mode, self.cache, self._work(work_dir))
 
@@ -235,7 +235,7 @@ class ModelChecker:
         try:
             pipe = self.pipeline(pipeline)
             require_llvm_output(pipe)
-            imported = case.frontend.imported(pipe)
+            imported = case.frontend.imported(pipe, self.cache)
         except MlirpipeError as exc:
             return Outcome(case.name, pipeline, "FAIL", mode=case.mode, error=exc.format()), None
         if self.isolation != "fork" or not contain.is_available():

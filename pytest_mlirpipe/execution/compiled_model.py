@@ -10,11 +10,12 @@ from typing import Any
 import numpy as np
 
 from .. import contain
-from ..errors import Problem, UsageError
+from ..errors import MlirpipeError, Problem, UsageError
 from ..model import Pipeline
 from . import aot
 from .blas_library import library_for
-from .cache import ArtifactCache
+from .c_compiler import find_c_compiler
+from .cache import ArtifactCache, cache_key, host_cpu
 from .frontends import ImportedModel
 from .model_lowering import LoweredModel, lower_model
 from .native import Abi, NativeFunction, detect_abi, jit
@@ -75,13 +76,45 @@ def compile_model(
     seconds["lower"] = lowered.seconds
     t0 = time.perf_counter()
     contain.note(f"compiling the lowered module to native code ({mode})")
-    if mode == "jit":
+    compiled = None
+    if mode == "aot":
+        compiled = _shared_library(lowered, imported.signature, cache, seconds, work)
+    elif _cacheable_library(cache, imported.signature):
+        try:
+            compiled = _shared_library(lowered, imported.signature, cache, seconds, work)
+            compiled.mode = mode
+        except MlirpipeError:
+            compiled = None  # the JIT compiles it (or says why it cannot)
+    if compiled is None:
         fn = jit(lowered.text, imported.signature)
         compiled = CompiledModel(fn, pipeline.name, mode, seconds, lowered.cached)
-    else:
-        compiled = _shared_library(lowered, imported.signature, cache, seconds, work)
     seconds["native"] = time.perf_counter() - t0
     return compiled
+
+
+def _cacheable_library(cache: ArtifactCache, sig: EntrySignature) -> bool:
+    """Whether a JIT compile goes through a cached .so instead: the same -O3 object code,
+    linked once and loaded (about a millisecond) by every later run that finds it.
+
+    It needs the cache, a C compiler, static results and element types the C shim knows."""
+    if not cache.enabled or not all(t.is_static for t in sig.results):
+        return False
+    if any(t.dtype not in aot.C_TYPES for t in (*sig.inputs, *sig.results)):
+        return False
+    try:
+        find_c_compiler()
+    except MlirpipeError:
+        return False
+    return True
+
+
+def native_key(lowered: LoweredModel) -> str:
+    """The key of a model's .so: its lowering, the CPU the code is compiled for, the linker."""
+    try:
+        compiler = find_c_compiler()
+    except MlirpipeError:
+        compiler = "no C compiler"
+    return cache_key([lowered.key, host_cpu(), "cc " + compiler])
 
 
 def _shared_library(
@@ -93,7 +126,7 @@ def _shared_library(
 ) -> CompiledModel:
     """The model's .so and header: from the cache, or built and then cached."""
     abi = detect_abi(lowered.text, sig)
-    key = lowered.key
+    key = native_key(lowered)
     lib_name = f"lib{aot.entry_name(sig)}.so"
     library = cache.path(key, lib_name)
     header = cache.path(key, f"{aot.entry_name(sig)}.h")

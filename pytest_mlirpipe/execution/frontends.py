@@ -11,7 +11,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,16 @@ import numpy as np
 
 from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import IRLevel, Location, Pipeline
+from .cache import ArtifactCache
 from .compare import as_numpy, flatten_results
+from .import_cache import (
+    Unkeyable,
+    load_imported,
+    options_fingerprint,
+    store_imported,
+    torch_import_key,
+    torch_model_digest,
+)
 from .signature import EntrySignature, entry_signature, scalar_results_as_tensors
 
 if TYPE_CHECKING:
@@ -54,6 +63,22 @@ class ImportedModel:
     level: IRLevel
     signature: EntrySignature
     seconds: float
+    cached: bool = False  # read from the artifact cache
+
+
+# Frontend attributes that are not import options (all others are part of an import's key).
+_NOT_OPTIONS = frozenset(
+    {
+        "model",
+        "inputs",
+        "name",
+        "_imports",
+        "proto",
+        "_model_digest",
+        "exported",  # what an import computes (cached properties), not how it is asked for
+        "_result_dtypes",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,15 +181,38 @@ class Frontend:
         self.inputs = tuple(inputs)
         self._imports: dict[IRLevel, ImportedModel] = {}
 
-    def imported(self, pipeline: Pipeline) -> ImportedModel:
-        """The model as MLIR at `pipeline`'s input level."""
+    def imported(self, pipeline: Pipeline, cache: ArtifactCache | None = None) -> ImportedModel:
+        """The model as MLIR at `pipeline`'s input level (from `cache` when it holds it)."""
         level = pipeline.input
         if level not in self._imports:
             t0 = time.perf_counter()
-            text, signature = self._import(pipeline)
-            text = scalar_results_as_tensors(text, signature)
-            self._imports[level] = ImportedModel(text, level, signature, time.perf_counter() - t0)
+            key = self._cache_key(pipeline) if cache is not None and cache.enabled else None
+            found = load_imported(cache, key) if cache is not None and key else None
+            if found is None:
+                text, signature = self._import(pipeline)
+                text = scalar_results_as_tensors(text, signature)
+                found = ImportedModel(text, level, signature, 0.0)
+                if cache is not None and key:
+                    store_imported(cache, key, found)
+            else:
+                found = replace(found, cached=True)
+            self._imports[level] = replace(found, seconds=time.perf_counter() - t0)
         return self._imports[level]
+
+    def _cache_key(self, pipeline: Pipeline) -> str | None:
+        """The artifact-cache key of the import for `pipeline` (None: never cached)."""
+        try:
+            extra = [
+                type(self).__name__,
+                pipeline.input.value,
+                options_fingerprint(self, _NOT_OPTIONS),
+            ]
+        except Unkeyable:
+            return None
+        return self._model_key(extra)
+
+    def _model_key(self, extra: list[str]) -> str | None:
+        return None
 
     def _import(self, pipeline: Pipeline) -> tuple[str, EntrySignature]:
         raise NotImplementedError
@@ -250,6 +298,15 @@ class TorchFrontend(Frontend):
         output = next(n for n in graph.nodes if n.op == "output")
         values = [getattr(a, "meta", {}).get("val") for a in output.args[0]]
         return [str(getattr(v, "dtype", "")) for v in values]
+
+    def _model_key(self, extra: list[str]) -> str | None:
+        digest = self._model_digest
+        return torch_import_key(digest, extra) if digest is not None else None
+
+    @cached_property
+    def _model_digest(self) -> str | None:
+        """Hashed once for all the levels this model is imported at."""
+        return torch_model_digest(self.model, self.inputs)
 
     def expected(self, first_pipeline: Callable[[], Pipeline]) -> list[np.ndarray]:
         """torch eager on cloned inputs (the model may write to them), as numpy arrays."""
