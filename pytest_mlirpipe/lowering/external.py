@@ -53,10 +53,10 @@ def require_tool(tool: ExternalTool, pipeline: str) -> str:
     if found is not None:
         return found
     if "/" in tool.command:
-        where = f"'{tool.command}' does not exist or is not executable"
+        where = f"{tool.command}, which does not exist or is not executable"
         hint = "build it, or fix the path (a relative one is relative to the pipeline file)"
     else:
-        where = f"'{tool.command}' is not in ${TOOL_DIRS_ENV} (mlirpipe_tool_dirs) or on PATH"
+        where = f"{tool.command}, which is not in ${TOOL_DIRS_ENV} (mlirpipe_tool_dirs) or on PATH"
         hint = (
             "build it and add its folder to mlirpipe_tool_dirs or PATH, or give its path: "
             f'tool = "build/bin/{tool.command}" (relative to the pipeline file)'
