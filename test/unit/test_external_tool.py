@@ -92,7 +92,7 @@ def test_the_tool_gives_the_same_ir_per_stage_as_the_bindings(tool_dir, name):
     assert all(math.isfinite(s.seconds) and s.seconds >= 0 for s in by_tool.snapshots)
 
 
-def test_stage_checks_and_stage_diffs_work_with_the_tool(tool_dir):
+def test_stage_checks_stage_diffs_and_the_list_work_with_the_tool(tool_dir, native_opt):
     out, err = io.StringIO(), io.StringIO()
     argv = [str(SEED), "--pipeline", "t2l-tool", "--stop-after", "torch-backend"]
     status = opt.run([*argv, "--pipelines-dir", str(tool_dir)], io.StringIO(), out, err)
@@ -105,6 +105,10 @@ def test_stage_checks_and_stage_diffs_work_with_the_tool(tool_dir):
     assert cli.run([*argv, "--pipelines-dir", str(tool_dir)], io.StringIO(), out, err) == 0
     assert "// ===== stage 2/2: torch-to-linalg (" in out.getvalue()
     assert "+    %2 = linalg.matmul ins(%arg0, %cst_0" in out.getvalue()
+
+    out = io.StringIO()
+    assert cli.run(["list", "--pipelines-dir", str(tool_dir)], io.StringIO(), out, err) == 0
+    assert f"  tool: {native_opt} (runs the stages, not the bindings)\n" in out.getvalue()
 
 
 def test_a_run_is_cached_for_the_next_run_lines(tool_dir):
