@@ -32,6 +32,7 @@ _DIAG = re.compile(
     r"^(?P<path>[^\s:][^:]*?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?: "
     r"(?P<severity>error|warning|remark|note): (?P<message>.*)$"
 )
+_CARET = re.compile(r"^\s*\^\s*$")
 _TIMING_ROW = re.compile(r"^\s+(?P<seconds>\d+\.\d+) \(\s*[\d.]+%\)  (?P<name>\S.*)$")
 _NOT_PASSES = frozenset({"Parser", "Output", "Rest", "Total"})
 
@@ -224,8 +225,7 @@ def _location(m: re.Match, source_name: str) -> Location | None:
 
 def _is_quote(lines: Sequence[str], i: int) -> bool:
     """Whether line `i` is a quoted source line or the caret under it."""
-    caret = re.compile(r"^\s*\^\s*$")
-    return bool(caret.match(lines[i])) or (i + 1 < len(lines) and bool(caret.match(lines[i + 1])))
+    return bool(_CARET.match(lines[i])) or (i + 1 < len(lines) and bool(_CARET.match(lines[i + 1])))
 
 
 def _with_note(diag: Diagnostic, note: Diagnostic) -> Diagnostic:
@@ -243,7 +243,7 @@ def _continued(diag: Diagnostic, line: str) -> Diagnostic:
 
 @dataclass(frozen=True, slots=True)
 class _Run:
-    """One run of the tool: what it was given and how it ended."""
+    """One run of the tool: which executable, on what input, for which stages."""
 
     tool: ExternalTool
     path: str

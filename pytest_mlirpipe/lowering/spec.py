@@ -247,37 +247,26 @@ def _tool(
 ) -> ExternalTool | None:
     """The `*-opt` tool that runs the stages (a path relative to the pipeline file made
     absolute), the parent's when the file names none, or None (in-process)."""
-    command, timeout = raw.data.get("tool"), raw.data.get("timeout")
-    head = raw.location.line
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-    ):
-        problems.append(
-            Problem(
-                f"timeout must be a positive number of seconds, not {timeout!r}",
-                loc.key("timeout", head),
-                "e.g. timeout = 60",
-            )
-        )
-        timeout = None
+    command = raw.data.get("tool")
+    timeout = _timeout(raw, loc, problems)
+    inherited = parent.tool if parent else None
     if command is None:
-        if timeout is not None and (parent is None or parent.tool is None):
+        if timeout is not None and inherited is None:
             problems.append(
                 Problem(
                     "timeout is for a pipeline whose stages an external tool runs",
-                    loc.key("timeout", head),
+                    loc.key("timeout", raw.location.line),
                     'name the tool, e.g. tool = "foo-opt", or remove the timeout',
                 )
             )
-        inherited = parent.tool if parent else None
         if inherited is not None and timeout is not None:
-            return ExternalTool(inherited.command, inherited.location, float(timeout))
+            return ExternalTool(inherited.command, inherited.location, timeout)
         return inherited
     if not isinstance(command, str) or not command.strip():
         problems.append(
             Problem(
                 f"tool must name an *-opt program, not {command!r}",
-                loc.key("tool", head),
+                loc.key("tool", raw.location.line),
                 'e.g. tool = "foo-opt" (found in the tool folders or on PATH), or a path',
             )
         )
@@ -285,7 +274,24 @@ def _tool(
     command = command.strip()
     if "/" in command and not Path(command).is_absolute():
         command = str((raw.path.parent / command).resolve())
-    return ExternalTool(command, loc.key("tool", head), float(timeout) if timeout else None)
+    return ExternalTool(command, loc.key("tool", raw.location.line), timeout)
+
+
+def _timeout(raw: RawPipeline, loc: Locator, problems: list[Problem]) -> float | None:
+    """The file's `timeout` in seconds (None when it gives none, or a wrong one)."""
+    timeout = raw.data.get("timeout")
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        problems.append(
+            Problem(
+                f"timeout must be a positive number of seconds, not {timeout!r}",
+                loc.key("timeout", raw.location.line),
+                "e.g. timeout = 60",
+            )
+        )
+        return None
+    return float(timeout)
 
 
 def _stages(

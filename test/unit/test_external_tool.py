@@ -350,3 +350,27 @@ def test_help_lists_passes_and_pipelines_not_their_options(native_opt):
     } <= set(names)
     assert "torch-finalizing-backend-type-conversion-for-stablehlo" in names
     assert "max-iterations" not in names and "cse-between-iterations" not in names
+
+
+def test_the_tools_stderr_is_split_into_stages_with_their_diagnostics_and_output():
+    stderr = (
+        "<stdin>:2:3: warning: slow op\n"
+        "  %0 = foo\n"
+        "  ^\n"
+        "<stdin>:1:1: note: in here\n"
+        "a pass's own line\n"
+        "Operations encountered:\n"
+        "  builtin.module , 1\n"
+        "// -----// IR Dump After PrintOpStatsPass: print-op-stats{json=false} //----- //\n"
+        "module {\n  func.func @f()\n}\n\n\n"
+        "<unknown>:0: remark: done\n"
+    )
+    out = external.split_output(stderr)
+    assert out.dumps == ["module {\n  func.func @f()\n}\n"]
+    first, printed = external.parse_diagnostics(out.texts[0], "m.mlir")
+    assert [d.format() for d in first] == [
+        "m.mlir:2:3: warning: slow op\n  m.mlir:1:1: note: in here"
+    ]
+    assert printed == ["a pass's own line"]
+    second, _ = external.parse_diagnostics(out.texts[1], "m.mlir")
+    assert [d.format() for d in second] == ["remark: done"]
