@@ -89,7 +89,7 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
         return Contained("timeout", None, f"no result after {timeout:g} s", where, seconds)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        return Contained("crashed", None, f"killed by {_signal_name(sig)}", where, seconds)
+        return Contained("crashed", None, f"killed by {signal_name(sig)}", where, seconds)
     code = os.WEXITSTATUS(status)
     if code != 0 or not payload:
         return Contained("crashed", None, f"exited with status {code}", where, seconds)
@@ -220,7 +220,8 @@ def kill_tree(pid: int) -> None:
             p.kill()
 
 
-def _signal_name(sig: int) -> str:
+def signal_name(sig: int) -> str:
+    """A signal's name and what it usually means, e.g. `SIGSEGV (a segmentation fault)`."""
     try:
         name = signal.Signals(sig).name
     except ValueError:

@@ -49,6 +49,19 @@ class Stage:
 
 
 @dataclass(frozen=True, slots=True)
+class ExternalTool:
+    """An `*-opt` program that runs a pipeline's stages instead of the in-process bindings."""
+
+    command: str  # an absolute path, or a name looked up in the tool folders and on PATH
+    location: Location  # the pipeline file's `tool = ...` key
+    timeout: float | None = None  # seconds one run of the tool may take
+
+    @property
+    def name(self) -> str:
+        return self.command.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
 class Pipeline:
     """A named, ordered list of stages, with the IR level it takes and the one it produces."""
 
@@ -59,6 +72,7 @@ class Pipeline:
     stages: tuple[Stage, ...]
     location: Location
     extends: str | None = None
+    tool: ExternalTool | None = None  # None: the stages run in-process
 
     def stage_names(self) -> list[str]:
         return [s.name for s in self.stages]

@@ -85,7 +85,7 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "tool_dirs",
-        "directories searched for mlirpipe_tools",
+        "directories searched for mlirpipe_tools and for a pipeline's tool",
         flag=False,
         ini="args",
         default=(),

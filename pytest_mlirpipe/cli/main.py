@@ -257,6 +257,8 @@ def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
         lines.append(f"  file: {catalog.sources.get(pipe.name, pipe.location.path)}")
         if pipe.extends:
             lines.append(f"  extends: {pipe.extends}")
+        if pipe.tool:
+            lines.append(f"  tool: {pipe.tool.command} (runs the stages, not the bindings)")
         lines.append("  stages:")
         for number, stage in enumerate(pipe.stages, 1):
             lines.append(f"    {number}. {stage.name}: {stage.reason}")

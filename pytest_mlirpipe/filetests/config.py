@@ -9,6 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..lowering.external import TOOL_DIRS_ENV
 from ..options import DEFAULT_SUFFIXES, SuiteSettings
 from ..tools.filecheck import ENGINE_ENV, LLVM_ENV, find_llvm_filecheck
 
@@ -138,6 +139,15 @@ def configure(
         if var in os.environ:
             config.environment[var] = os.environ[var]
     config.environment.update(filecheck_environment(settings))
+    config.environment.update(tool_dirs_environment(settings))
+
+
+def tool_dirs_environment(settings: SuiteSettings) -> dict[str, str]:
+    """The suite's tool folders, where a pipeline's `tool = "foo-opt"` is looked for first."""
+    base = Path(settings.base)
+    dirs = [str((base / d).resolve()) for d in settings.tool_dirs]
+    dirs += [d for d in os.environ.get(TOOL_DIRS_ENV, "").split(os.pathsep) if d]
+    return {TOOL_DIRS_ENV: os.pathsep.join(dirs)} if dirs else {}
 
 
 def tool_pattern(name: str) -> str:

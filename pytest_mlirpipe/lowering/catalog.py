@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .external import TOOL_DIRS_ENV, tool_passes
 from .spec import PipelineCatalog, builtin_pipeline_dirs, load_catalog
 
 PIPELINES_PATH_ENV = "MLIRPIPE_PIPELINES_PATH"
@@ -22,12 +23,16 @@ def catalog_for(extra_dirs: Sequence[str | os.PathLike]) -> PipelineCatalog:
     """The validated catalog of `extra_dirs`, `$MLIRPIPE_PIPELINES_PATH` and the shipped
     pipelines, reused while no pipeline file changes (in-process tools ask once per RUN line)."""
     dirs = tuple(pipeline_dirs(extra_dirs))
-    return _load(dirs, _files_state([*dirs, *builtin_pipeline_dirs()]))
+    # Where a pipeline's tool is found decides which passes it is checked against.
+    tool_path = (os.environ.get(TOOL_DIRS_ENV, ""), os.environ.get("PATH", ""))
+    return _load(dirs, (_files_state([*dirs, *builtin_pipeline_dirs()]), tool_path))
 
 
 @functools.lru_cache(maxsize=4)
 def _load(dirs: tuple[str, ...], _state: tuple) -> PipelineCatalog:
-    return load_catalog(dirs, pass_exists=is_known_pass, known_passes=known_pass_names)
+    return load_catalog(
+        dirs, pass_exists=is_known_pass, known_passes=known_pass_names, tool_passes=tool_passes
+    )
 
 
 def _files_state(dirs: Sequence[str | os.PathLike]) -> tuple:

@@ -12,7 +12,9 @@ from ..model import Location, Stage
 from .pipeline_text import PipelineSyntaxError, parse_pipeline
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_PIPELINE_KEYS = frozenset({"name", "description", "input", "output", "extends", "remove"})
+_PIPELINE_KEYS = frozenset(
+    {"name", "description", "input", "output", "extends", "remove", "tool", "timeout"}
+)
 _STAGE_KEYS = frozenset({"name", "passes", "reason", "after", "before", "replaces"})
 
 

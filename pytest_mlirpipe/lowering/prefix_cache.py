@@ -22,7 +22,7 @@ _ACTIVE: contextvars.ContextVar[PrefixCache | None] = contextvars.ContextVar(
 class CachedPrefix:
     """The module after the last stage of a prefix (kept pristine: users get clones)."""
 
-    module: object  # ir.Module, in the cache's context
+    module: object  # ir.Module, in the cache's context; None when an external tool ran it
     snapshots: tuple[Snapshot, ...]
 
 
@@ -81,5 +81,5 @@ def prefix_key(
     caller rather than from the pipeline text (e.g. the BLAS symbol prefix): another prefix
     must not find this module."""
     digest = hashlib.blake2b(source.encode(), digest_size=16).hexdigest()
-    content = tuple((s.name, s.passes) for s in pipeline.stages)
+    content = (tuple((s.name, s.passes) for s in pipeline.stages), pipeline.tool)
     return (digest, source_name, content, first, tuple(stages), verify_each, option_defaults)

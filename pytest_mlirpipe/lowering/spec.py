@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 from ..errors import PipelineSpecError, Problem, did_you_mean
-from ..model import IRLevel, Location, Pipeline, Stage
+from ..model import ExternalTool, IRLevel, Location, Pipeline, Stage
 from .pipeline_file import KEBAB, Locator, RawPipeline, RawStage, check_stage, read_pipeline_file
 from .pipeline_text import PipelineSyntaxError, parse_pipeline
 
@@ -55,12 +55,14 @@ def load_catalog(
     extra_dirs: Sequence[str | Path] = (),
     pass_exists: Callable[[str], bool] | None = None,
     known_passes: Callable[[], Iterable[str]] | None = None,
+    tool_passes: Callable[[ExternalTool], Collection[str] | None] | None = None,
 ) -> PipelineCatalog:
     """Load every `*.toml` under `extra_dirs` (first) and the shipped pipelines.
 
     A user pipeline with the same name as a shipped one shadows it; two files of one directory
     level defining the same name is an error. `pass_exists` checks pass names (all unknown ones
-    are reported together, with close matches from `known_passes`).
+    are reported together, with close matches from `known_passes`); those of a pipeline run by
+    an external tool are checked against `tool_passes(tool)` instead.
     """
     problems: list[Problem] = []
     raws: dict[str, RawPipeline] = {}
@@ -100,7 +102,8 @@ def load_catalog(
     for raw in raws.values():
         problems.extend(raw.problems)
     if pass_exists is not None:
-        problems.extend(_check_pass_names(raws, pass_exists, known_passes))
+        checker = PassChecker(pass_exists, known_passes, tool_passes)
+        problems.extend(_check_pass_names(raws, resolved, checker))
     if problems:
         raise PipelineSpecError(_dedupe(problems))
     return PipelineCatalog(resolved, {n: r.path for n, r in raws.items()})
@@ -150,6 +153,7 @@ def _resolve(
                 rs.checked = check_stage(rs, loc, True, problems)
             return None
     levels = _levels(raw, parent, loc, problems)
+    tool = _tool(raw, parent, loc, problems)
     stages = _stages(raw, parent, loc, problems)
     stages = _remove_stages(raw, parent, stages, loc, problems)
     if not stages:
@@ -166,6 +170,7 @@ def _resolve(
         stages=tuple(stages),
         location=raw.location,
         extends=parent_name,
+        tool=tool,
     )
     resolved[name] = pipe
     return pipe
@@ -235,6 +240,58 @@ def _levels(
                 )
             )
     return levels
+
+
+def _tool(
+    raw: RawPipeline, parent: Pipeline | None, loc: Locator, problems: list[Problem]
+) -> ExternalTool | None:
+    """The `*-opt` tool that runs the stages (a path relative to the pipeline file made
+    absolute), the parent's when the file names none, or None (in-process)."""
+    command = raw.data.get("tool")
+    timeout = _timeout(raw, loc, problems)
+    inherited = parent.tool if parent else None
+    if command is None:
+        if timeout is not None and inherited is None:
+            problems.append(
+                Problem(
+                    "timeout is for a pipeline whose stages an external tool runs",
+                    loc.key("timeout", raw.location.line),
+                    'name the tool, e.g. tool = "foo-opt", or remove the timeout',
+                )
+            )
+        if inherited is not None and timeout is not None:
+            return ExternalTool(inherited.command, inherited.location, timeout)
+        return inherited
+    if not isinstance(command, str) or not command.strip():
+        problems.append(
+            Problem(
+                f"tool must name an *-opt program, not {command!r}",
+                loc.key("tool", raw.location.line),
+                'e.g. tool = "foo-opt" (found in the tool folders or on PATH), or a path',
+            )
+        )
+        return None
+    command = command.strip()
+    if "/" in command and not Path(command).is_absolute():
+        command = str((raw.path.parent / command).resolve())
+    return ExternalTool(command, loc.key("tool", raw.location.line), timeout)
+
+
+def _timeout(raw: RawPipeline, loc: Locator, problems: list[Problem]) -> float | None:
+    """The file's `timeout` in seconds (None when it gives none, or a wrong one)."""
+    timeout = raw.data.get("timeout")
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        problems.append(
+            Problem(
+                f"timeout must be a positive number of seconds, not {timeout!r}",
+                loc.key("timeout", raw.location.line),
+                "e.g. timeout = 60",
+            )
+        )
+        return None
+    return float(timeout)
 
 
 def _stages(
@@ -350,15 +407,19 @@ def _remove_stages(
 
 def _check_pass_names(
     raws: dict[str, RawPipeline],
-    pass_exists: Callable[[str], bool],
-    known_passes: Callable[[], Iterable[str]] | None,
+    resolved: dict[str, Pipeline],
+    checker: PassChecker,
 ) -> list[Problem]:
     """Every unknown pass in every stage defined in a file, whether its pipeline resolved or not
-    (inherited stages are checked in the file that defines them)."""
+    (inherited stages are checked in the file that defines them), against the passes of the
+    engine that runs them: the bindings, or the pipeline's tool."""
     problems = []
-    known: list[str] | None = None
     for name in sorted(raws):
         raw = raws[name]
+        engine = checker.engine_of(raw, resolved.get(name))
+        if engine is None:
+            continue
+        exists, known, suffix, hint = engine
         loc = Locator(raw.path, raw.text)
         for rs in raw.stages:
             stage = rs.checked
@@ -368,19 +429,61 @@ def _check_pass_names(
             passes_line = loc.key("passes", start, end).line
             for fragment in stage.passes:
                 for el in _all_passes(fragment):
-                    if pass_exists(el):
+                    if exists(el):
                         continue
-                    if known is None:
-                        known = list(known_passes()) if known_passes else []
                     problems.append(
                         Problem(
-                            f"unknown pass '{el}' in stage '{stage.name}' of pipeline '{name}'",
+                            f"unknown pass '{el}' in stage '{stage.name}' of pipeline "
+                            f"'{name}'{suffix}",
                             _find_name(loc, el, passes_line, end),
-                            did_you_mean(el, known)
-                            or "run `mlirpipe passes` to list the passes available",
+                            did_you_mean(el, known()) or hint,
                         )
                     )
     return problems
+
+
+class PassChecker:
+    """Which pass names exist: the bindings' (`pass_exists`, close matches from `known_passes`)
+    or, for a pipeline run by a tool, those `tool_passes(tool)` lists (None: not found)."""
+
+    def __init__(
+        self,
+        pass_exists: Callable[[str], bool],
+        known_passes: Callable[[], Iterable[str]] | None,
+        tool_passes: Callable[[ExternalTool], Collection[str] | None] | None,
+    ):
+        self.pass_exists = pass_exists
+        self.tool_passes = tool_passes
+        self._known_passes = known_passes
+        self._known: list[str] | None = None
+
+    def known(self) -> list[str]:
+        if self._known is None:
+            self._known = list(self._known_passes()) if self._known_passes else []
+        return self._known
+
+    def engine_of(self, raw: RawPipeline, pipe: Pipeline | None) -> tuple | None:
+        """(exists, known, message suffix, hint) for the stages of `raw`; None: not checked
+        (a tool that cannot be found or asked is reported when the pipeline runs)."""
+        tool = pipe.tool if pipe is not None else None
+        if tool is None and pipe is None and "tool" in raw.data:
+            return None  # the pipeline did not resolve: its engine is unknown
+        if tool is None:
+            return (
+                self.pass_exists,
+                self.known,
+                "",
+                "run `mlirpipe passes` to list the passes available",
+            )
+        passes = self.tool_passes(tool) if self.tool_passes else None
+        if passes is None:
+            return None
+        return (
+            passes.__contains__,
+            lambda: passes,
+            f": {tool.name} does not register it",
+            f"`{tool.command} --help` lists the passes it registers",
+        )
 
 
 def _find_name(loc: Locator, name: str, start: int, end: int) -> Location:

@@ -25,8 +25,8 @@ from ..mlir_env import (
     to_diagnostic,
 )
 from ..model import Diagnostic, IRLevel, LazyText, Location, Pipeline, Snapshot, Stage
+from . import external, prefix_cache
 from . import passes as python_passes
-from . import prefix_cache
 from .pipeline_text import Element, PipelineSyntaxError, parse_options, parse_pipeline
 from .prefix_cache import CachedPrefix, prefix_key
 
@@ -36,11 +36,13 @@ class StageRun:
     """What a run produced: one snapshot per stage run, and the final module."""
 
     snapshots: tuple[Snapshot, ...]
-    module: object  # ir.Module
+    module: object  # ir.Module; None when an external tool ran the stages
     context: object  # ir.Context; keep alive as long as the module is used
 
     @property
     def final_ir(self) -> str:
+        if self.module is None:
+            return self.snapshots[-1].ir or ""
         return print_ir(self.module.operation)  # type: ignore[attr-defined]
 
 
@@ -201,6 +203,8 @@ def run_stages(
         pass_options,
         capture or cache is not None,  # a cached prefix must carry its snapshots
     )
+    if pipeline.tool is not None:
+        return _run_with_tool(job, cache)
     ctx = context or (cache.ensure_context() if cache is not None else new_context())
     done, module, snapshots = _cached_prefix(job, cache) if cache is not None else (0, None, [])
     if module is None:
@@ -218,6 +222,37 @@ def run_stages(
         snapshots.append(dataclasses.replace(snap, printed=(printed[0], printed[1])))
         cache.entries[job.key(i + 1)] = CachedPrefix(module.operation.clone(), tuple(snapshots))
     return StageRun(tuple(snapshots), module, ctx)
+
+
+def _run_with_tool(job: _Job, cache: prefix_cache.PrefixCache | None) -> StageRun:
+    """Run the job's stages in one run of the pipeline's external tool. The cache serves only
+    a whole run: a tool resumed from printed IR would locate diagnostics in that IR, not in
+    the input."""
+    tool = job.pipeline.tool
+    hit = cache.entries.get(job.key(len(job.stages))) if cache is not None else None
+    if hit is not None:
+        cache.hits += 1  # type: ignore[union-attr]
+        cache.stages_reused += len(job.stages)  # type: ignore[union-attr]
+        snapshots = list(hit.snapshots)
+    else:
+        note(
+            f"stages '{job.stages[0].name}' to '{job.stages[-1].name}' of pipeline "
+            f"'{job.pipeline.name}', run by {tool.name}"  # type: ignore[union-attr]
+        )
+        snapshots = external.run_tool_stages(
+            tool,  # type: ignore[arg-type]
+            job.source,
+            pipeline=job.pipeline.name,
+            stages=job.stages,
+            source_name=job.source_name,
+            verify_each=job.verify_each,
+        )
+        if cache is not None:
+            for i in range(len(snapshots)):
+                cache.entries[job.key(i + 1)] = CachedPrefix(None, tuple(snapshots[: i + 1]))
+    for snap in snapshots:
+        _print_again(*snap.printed)
+    return StageRun(tuple(snapshots), None, None)
 
 
 @contextlib.contextmanager
