@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import MlirpipeError, Problem, UsageError
 from ..model import IRLevel, Pipeline
@@ -45,7 +46,7 @@ def lower_model(
 ) -> LoweredModel:
     """Run every stage of `pipeline` on the imported model (or read the result from `cache`);
     the result must be in the llvm dialect."""
-    key = cache_key([imported.text, pipeline.pipeline_text, *_blas_settings(pipeline)])
+    key = lowering_key(imported, pipeline)
     t0 = time.perf_counter()
     text = cache.read_text(key, LOWERED_FILE)
     if text is not None:
@@ -66,6 +67,27 @@ def lower_model(
     return LoweredModel(
         run.final_ir, pipeline.name, key, stage_seconds, False, time.perf_counter() - t0
     )
+
+
+def lowering_key(imported: ImportedModel, pipeline: Pipeline) -> str:
+    """The artifact-cache key of `imported` lowered through `pipeline`."""
+    return cache_key(
+        [imported.text, pipeline.pipeline_text, *_blas_settings(pipeline), *_tool(pipeline)]
+    )
+
+
+def _tool(pipeline: Pipeline) -> list[str]:
+    """What the cache key needs of a pipeline's own `*-opt` (none in-process): the program
+    found, and its size and time, so a rebuilt tool is not served an old lowering."""
+    if pipeline.tool is None:
+        return []
+    from ..lowering.external import find_tool
+
+    found = find_tool(pipeline.tool)
+    if found is None:
+        return [f"tool {pipeline.tool.command} (not found)"]
+    stat = Path(found).stat()
+    return [f"tool {found} {stat.st_size} {stat.st_mtime_ns}"]
 
 
 def check_llvm_only(llvm_ir: str, pipeline: str) -> None:

@@ -177,3 +177,27 @@ def test_a_failing_c_compiler_is_reported_in_aot_mode_and_jit_mode_falls_back(
     compiled = ModelChecker(cache_dir=tmp_path).compile(linear(), X)
     assert compiled.library is None and compiled.function.kind == "jit"
     assert np.allclose(compiled(X), linear()(X).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_lowering_key_covers_a_pipelines_own_tool(tmp_path: Path) -> None:
+    """The same passes run by an external *-opt are another lowering; a rebuilt tool too."""
+    import os
+
+    from pytest_mlirpipe.execution.frontends import ImportedModel
+    from pytest_mlirpipe.execution.model_lowering import lowering_key
+    from pytest_mlirpipe.execution.signature import EntrySignature
+    from pytest_mlirpipe.lowering.catalog import catalog_for
+    from pytest_mlirpipe.model import ExternalTool, IRLevel
+
+    pipeline = catalog_for(()).get("refbackend")
+    signature = EntrySignature("f", (), ())
+    imported = ImportedModel("module {}", IRLevel.LINALG_ON_TENSORS, signature, 0.0)
+    tool = tmp_path / "foo-opt"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    with_tool = replace(pipeline, tool=ExternalTool(str(tool), pipeline.location))
+    in_process, by_tool = lowering_key(imported, pipeline), lowering_key(imported, with_tool)
+    assert in_process != by_tool
+    tool.write_text("#!/bin/sh\n# rebuilt\n")
+    os.utime(tool, ns=(1, 1))
+    assert lowering_key(imported, with_tool) not in (in_process, by_tool)
