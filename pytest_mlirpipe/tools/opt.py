@@ -70,16 +70,7 @@ def build_parser() -> ArgumentParser:
         action="store_true",
         help="split the input at '// -----' lines and process each chunk on its own",
     )
-    p.add_argument(
-        "--verify-diagnostics",
-        "-verify-diagnostics",
-        choices=MODES,
-        metavar="all|only-expected",
-        help="check the diagnostics against the input's `expected-error {{text}}` lines "
-        "(also -warning, -remark, -note; @above, @below, @+N, @-N, @unknown; -re for "
-        "{{regex}} parts), as mlir-opt does: exit 0 when each was produced and, unless "
-        "=only-expected, no other; a bare flag means =all",
-    )
+    _add_verify_option(p)
     p.add_argument(
         "-o", dest="output", metavar="OUT", help="write the result to OUT (default stdout)"
     )
@@ -94,6 +85,19 @@ def build_parser() -> ArgumentParser:
     )
     add_cli_options(p, "pipelines")
     return p
+
+
+def _add_verify_option(p: ArgumentParser) -> None:
+    p.add_argument(
+        "--verify-diagnostics",
+        "-verify-diagnostics",
+        choices=MODES,
+        metavar="all|only-expected",
+        help="check the diagnostics against the input's `expected-error {{text}}` lines "
+        "(also -warning, -remark, -note; @above, @below, @+N, @-N, @unknown; -re for "
+        "{{regex}} parts), as mlir-opt does: exit 0 when each was produced and, unless "
+        "=only-expected, no other; a bare flag means =all",
+    )
 
 
 def run(

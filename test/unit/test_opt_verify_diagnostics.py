@@ -142,6 +142,18 @@ def test_standard_input_is_named_stdin():
     )
 
 
+def test_a_pipeline_that_cannot_be_built_is_reported_as_without_the_flag(write_file):
+    path = write_file("ok.mlir", "func.func @f() {\n  return\n}\n")
+    status, out, err = run_opt(
+        path, "-verify-diagnostics", "--pass-pipeline", "func.func(one-shot-bufferize)"
+    )
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "--pass-pipeline: error: stage 'pass-pipeline' of pipeline '--pass-pipeline' cannot be "
+        "built: Can't add pass 'OneShotBufferizePass' restricted to 'builtin.module'"
+    )
+
+
 def test_an_unknown_mode_is_a_usage_error(write_file):
     path = write_file("v.mlir", RETURN_MISMATCH)
     assert run_opt(path, "--verify-diagnostics=some", "--pass-pipeline", CANON) == (
