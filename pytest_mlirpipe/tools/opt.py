@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import MlirpipeError, Problem, StageFailure, UsageError
+from ..errors import IRParseError, MlirpipeError, Problem, StageFailure, UsageError
 from ..lowering.catalog import catalog_for, is_known_pass, known_pass_names, pipeline_dirs
-from ..model import Pipeline
+from ..model import Diagnostic, Pipeline
 from ..options import add_cli_options
 from .common import (
     ArgumentParser,
@@ -25,6 +25,7 @@ from .common import (
     write_atomic,
     write_output,
 )
+from .diagnostic_verifier import MODES, DiagnosticVerifier
 
 # Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
 # the line numbers of the next chunk.
@@ -69,6 +70,7 @@ def build_parser() -> ArgumentParser:
         action="store_true",
         help="split the input at '// -----' lines and process each chunk on its own",
     )
+    _add_verify_option(p)
     p.add_argument(
         "-o", dest="output", metavar="OUT", help="write the result to OUT (default stdout)"
     )
@@ -85,6 +87,19 @@ def build_parser() -> ArgumentParser:
     return p
 
 
+def _add_verify_option(p: ArgumentParser) -> None:
+    p.add_argument(
+        "--verify-diagnostics",
+        "-verify-diagnostics",
+        choices=MODES,
+        metavar="all|only-expected",
+        help="check the diagnostics against the input's `expected-error {{text}}` lines "
+        "(also -warning, -remark, -note; @above, @below, @+N, @-N, @unknown; -re for "
+        "{{regex}} parts), as mlir-opt does: exit 0 when each was produced and, unless "
+        "=only-expected, no other; a bare flag means =all",
+    )
+
+
 def run(
     argv: Sequence[str],
     stdin: TextIO,
@@ -95,7 +110,14 @@ def run(
     """The tool as a function: (argv, streams) -> exit status. The console script wraps it;
     the RUN-line shell calls it in-process, with `crash_repro` when re-running a crash."""
     body = functools.partial(_main, crash_repro=crash_repro)
-    return run_tool(body, build_parser(), argv, stdin, stdout, stderr)
+    return run_tool(body, build_parser(), _bare_flags(argv), stdin, stdout, stderr)
+
+
+def _bare_flags(argv: Sequence[str]) -> list[str]:
+    """A bare -verify-diagnostics means =all, as in mlir-opt (argparse would otherwise take
+    the next argument, the input file perhaps, as its value)."""
+    bare = ("-verify-diagnostics", "--verify-diagnostics")
+    return [f"{a}=all" if a in bare else a for a in argv]
 
 
 def _main(
@@ -105,13 +127,15 @@ def _main(
     text, name = read_input(args.input, stdin)
     pipeline = _pipeline(args)
     chunks = split_input(text) if args.split_input_file else [text]
+    if args.verify_diagnostics:
+        return _verify_chunks(args, (text, name), pipeline, chunks, (stdout, stderr), crash_repro)
     outputs: list[str] = []
     status = 0
     for i, chunk in enumerate(chunks):
         index = i + 1 if args.split_input_file else None
         before_stage = crash_repro.hook(name, args, pipeline, index) if crash_repro else None
         try:
-            outputs.append(_run_chunk(chunk, name, pipeline, args, stderr, before_stage))
+            outputs.append(_run_chunk(chunk, name, pipeline, args, stderr, before_stage)[0])
         except StageFailure as exc:
             exc = exc.with_repro(_write_repro(exc, name, args, pipeline, index))
             stderr.write(exc.format() + "\n")
@@ -124,6 +148,49 @@ def _main(
     if status == 0 or args.split_input_file:
         write_output(args.output, "// -----\n".join(outputs), stdout)
     return status
+
+
+def _verify_chunks(
+    args,
+    source: tuple[str, str],
+    pipeline: Pipeline | None,
+    chunks: Sequence[str],
+    streams: tuple[TextIO, TextIO],
+    crash_repro: CrashRepro | None,
+) -> int:
+    """--verify-diagnostics: each chunk's diagnostics are checked against the `expected-*`
+    lines of the whole file instead of reported; the exit status is the verifier's."""
+    (text, name), (stdout, stderr) = source, streams
+    verifier = DiagnosticVerifier(text, name, args.verify_diagnostics == "only-expected")
+    _flush(verifier, stderr)
+    outputs: list[str] = []
+    status = 0
+    for i, chunk in enumerate(chunks):
+        index = i + 1 if args.split_input_file else None
+        before_stage = crash_repro.hook(name, args, pipeline, index) if crash_repro else None
+        if not chunk.strip():  # mlir-opt parses an empty module: no diagnostics, no output
+            continue
+        try:
+            output, diagnostics = _run_chunk(chunk, name, pipeline, args, stderr, before_stage)
+            outputs.append(output)
+        except (StageFailure, IRParseError) as exc:
+            diagnostics = exc.diagnostics
+        except MlirpipeError as exc:  # not a diagnostic: a pipeline that cannot be built
+            stderr.write(exc.format() + "\n")
+            status, diagnostics = 1, ()
+        verifier.process(diagnostics)
+        _flush(verifier, stderr)
+    if not verifier.finish():
+        status = 1
+    _flush(verifier, stderr)
+    write_output(args.output, "// -----\n".join(outputs), stdout)
+    return status
+
+
+def _flush(verifier: DiagnosticVerifier, stderr: TextIO) -> None:
+    for message in verifier.report:
+        stderr.write(message + "\n")
+    verifier.report.clear()
 
 
 def _check_stage_flags(args) -> None:
@@ -203,19 +270,23 @@ class CrashRepro:
         return before_stage
 
 
-def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO, before_stage) -> str:
+def _run_chunk(
+    chunk: str, name: str, pipeline, args, stderr: TextIO, before_stage
+) -> tuple[str, tuple[Diagnostic, ...]]:
+    """The output IR of one input (chunk) and the diagnostics its stages emitted."""
     from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_pass_pipeline, run_stages
 
     if pipeline is None:
-        return run_pass_pipeline(
+        run = run_pass_pipeline(
             chunk,
             args.pass_pipeline,
             source_name=name,
             verify_each=not args.no_verify_each,
             before_stage=before_stage,
             pass_options=blas_pass_options(),
-        ).final_ir
+        )
+        return run.final_ir, _diagnostics_of(run)
     want_all = "all" in args.print_after
     capture = want_all or bool(args.print_after)
     run = run_stages(
@@ -236,8 +307,12 @@ def _run_chunk(chunk: str, name: str, pipeline, args, stderr: TextIO, before_sta
                 f"({','.join(snap.passes)}) //----- //\n{snap.ir}\n"
             )
     if capture and run.snapshots:
-        return run.snapshots[-1].ir or run.final_ir
-    return run.final_ir
+        return run.snapshots[-1].ir or run.final_ir, _diagnostics_of(run)
+    return run.final_ir, _diagnostics_of(run)
+
+
+def _diagnostics_of(run) -> tuple[Diagnostic, ...]:
+    return tuple(d for snap in run.snapshots for d in snap.diagnostics)
 
 
 def _write_repro(

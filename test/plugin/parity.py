@@ -30,10 +30,26 @@ func.func @mm(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>) {
 }
 """
 SPLIT = ADD + "\n// -----\n\n" + ADD.replace("@add", "@add2").replace("addf", "mulf")
+# For -verify-diagnostics: a chunk whose verifier error is expected (or, UNMET, expected in
+# other words), then a chunk that lowers.
+VERIFY_MET = (
+    """\
+func.func @bad(%a: i32) -> i64 {
+  // expected-error@+1 {{doesn't match function result type}}
+  return %a : i32
+}
+
+// -----
+
+"""
+    + ADD
+)
+VERIFY_UNMET = VERIFY_MET.replace("doesn't match function", "no such message in")
 
 # Text each command is known to print somewhere; CHECK lines pick from these (true matches)
 # and from WRONG (never printed), so files pass and fail in about equal numbers.
-CANON = "mlirpipe-opt %s --pass-pipeline='builtin.module(canonicalize)'"
+CANONICALIZE = "--pass-pipeline='builtin.module(canonicalize)'"
+CANON = f"mlirpipe-opt %s {CANONICALIZE}"
 COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "canon": (CANON, ("func.func @add", "arith.addf", "return %0", "tensor<4xf32>")),
     "cse-stdin": (
@@ -62,8 +78,30 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
         " 2>&1",
         ("cblas_sgemm", "remark:", "func.call", "scipy_cblas_sgemm", "foo_cblas_sgemm"),
     ),
+    "verify-met": (
+        f"mlirpipe-opt %s -verify-diagnostics --split-input-file {CANONICALIZE}",
+        ("func.func @add", "arith.addf", "return %0"),
+    ),
+    "verify-unmet": (  # fails at this RUN line: lit's pipefail
+        f"mlirpipe-opt %s --split-input-file -verify-diagnostics {CANONICALIZE} 2>&1",
+        ("was not produced", "func.func @add"),
+    ),
+    "verify-unmet-not": (
+        f"not mlirpipe-opt -verify-diagnostics=all %s --split-input-file {CANONICALIZE} 2>&1",
+        (
+            'error: expected error "no such message in result type" was not produced',
+            "error: unexpected error: type of return operand 0",
+            "func.func @add",
+        ),
+    ),
 }
-INPUTS = {"split": SPLIT, "blas-debug": MATMUL}
+INPUTS = {
+    "split": SPLIT,
+    "blas-debug": MATMUL,
+    "verify-met": VERIFY_MET,
+    "verify-unmet": VERIFY_UNMET,
+    "verify-unmet-not": VERIFY_UNMET,
+}
 WRONG = ("linalg.generic", "arith.subf", "no such text", "llvm.func")
 PREFIXES = ("CHECK", "A", "B")
 # Plain CHECK most often; the others as often as suites use them.

@@ -6,7 +6,16 @@ from __future__ import annotations
 import shutil
 
 from hypothesis import HealthCheck, Phase, given, settings
-from parity import ParityResult, compare_runners, generated_suite
+from parity import (
+    ADD,
+    CANONICALIZE,
+    VERIFY_MET,
+    VERIFY_UNMET,
+    GeneratedFile,
+    ParityResult,
+    compare_runners,
+    generated_suite,
+)
 
 
 @settings(
@@ -27,6 +36,39 @@ def test_generated_files_get_lits_verdict_in_every_mode(files, tmp_path_factory)
         assert not disagreements, "verdicts differ:\n" + "\n".join(shown)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+VERIFY = f"mlirpipe-opt %s -verify-diagnostics --split-input-file {CANONICALIZE}"
+FORBID_ADD = "--pass-pipeline='builtin.module(mlirpipe-forbid-ops{ops=arith.addf})'"
+# name: (text, lit's verdict)
+VERIFY_FILES = {
+    "met.mlir": (f"// RUN: {VERIFY} | FileCheck %s\n// CHECK: @add\n{VERIFY_MET}", "PASS"),
+    "unmet.mlir": (f"// RUN: {VERIFY}\n{VERIFY_UNMET}", "FAIL"),
+    "unmet-not.mlir": (
+        f"// RUN: not {VERIFY} 2>&1 | FileCheck %s\n// CHECK: was not produced\n{VERIFY_UNMET}",
+        "PASS",
+    ),
+    "unmet-wrong-check.mlir": (
+        f"// RUN: not {VERIFY} 2>&1 | FileCheck %s\n// CHECK: arith.subf\n{VERIFY_UNMET}",
+        "FAIL",
+    ),
+    "pass-error.mlir": (
+        f"// RUN: mlirpipe-opt %s -verify-diagnostics {FORBID_ADD}\n"
+        + ADD.replace("tensor<4xf32>\n", "tensor<4xf32> // expected-error {{forbidden}}\n", 1),
+        "PASS",
+    ),
+    "only-expected.mlir": (
+        f"// RUN: mlirpipe-opt %s -verify-diagnostics=only-expected {FORBID_ADD}\n{ADD}",
+        "PASS",
+    ),
+}
+
+
+def test_verify_diagnostics_files_get_lits_verdict_in_every_mode(tmp_path):
+    files = [GeneratedFile(name, text) for name, (text, _) in VERIFY_FILES.items()]
+    result = compare_runners(tmp_path, files)
+    assert result.lit == {name: verdict for name, (_, verdict) in VERIFY_FILES.items()}
+    assert result.disagreements() == []
 
 
 def test_a_disagreement_is_reported_with_the_file_and_both_verdicts():
