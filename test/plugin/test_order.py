@@ -27,7 +27,7 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
     (pytester.path / "lit.cfg.py").write_text(LIT_CFG)
     # every file pays the same start-up (a forked run's first file would also pay the warm-up)
     pytester.makeini("[pytest]\nmlirpipe_isolation = subprocess\n")
-    pytester.makefile(".mlir", a_short=_file(0), b_long=_file(1.0), c_middle=_file(0.5))
+    pytester.makefile(".mlir", a_short=_file(0), b_long=_file(0.3), c_middle=_file(0.2))
     pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
     return pytester
 
@@ -38,12 +38,23 @@ def _order(result: pytest.RunResult) -> list[str]:
     return [name.split("::")[-1] for name in found]
 
 
+def _record(suite: pytest.Pytester, seconds: dict[str, float]) -> None:
+    """Replace the times pytest's cache kept with `seconds` (file name -> seconds): the order
+    then follows them exactly, however loaded the machine was when they were measured."""
+    import json
+
+    path = suite.path / ".pytest_cache" / "v" / "mlirpipe" / "durations"
+    assert path.exists(), "the first run kept no times"
+    path.write_text(json.dumps({f"{n}::{n}": t for n, t in seconds.items()}))
+
+
 def test_the_second_run_starts_with_the_longest_file(suite):
     first = suite.runpytest("-v")
     first.assert_outcomes(passed=4)
     assert _order(first) == ["a_short.mlir", "b_long.mlir", "c_middle.mlir", "test_plain"]
     times = suite.runpytest("--cache-show", DURATIONS_KEY).stdout.str()
     assert "b_long.mlir::b_long.mlir" in times, times
+    _record(suite, {"a_short.mlir": 0.1, "b_long.mlir": 3.0, "c_middle.mlir": 1.5})
     second = suite.runpytest("-v")
     assert _order(second) == ["b_long.mlir", "c_middle.mlir", "a_short.mlir", "test_plain"]
 
@@ -52,6 +63,7 @@ def test_last_runs_failure_comes_first_and_lexical_keeps_collection_order(suite)
     suite.runpytest().assert_outcomes(passed=4)
     suite.makefile(".mlir", a_short=_file(0, check="missing"))
     suite.runpytest().assert_outcomes(passed=3, failed=1)
+    _record(suite, {"a_short.mlir": 0.1, "b_long.mlir": 3.0, "c_middle.mlir": 1.5})
     again = suite.runpytest("-v")
     assert _order(again)[:3] == ["a_short.mlir", "b_long.mlir", "c_middle.mlir"]
     lexical = suite.runpytest("-v", "--mlirpipe-order=lexical")
