@@ -126,6 +126,13 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         ini_help="smart (last run's failures, then the longest files first) or lexical",
     ),
     Option(
+        "shard",
+        "run shard K of N, the tests lit's --run-shard K --num-shards N would run "
+        "(default: $LIT_RUN_SHARD of $LIT_NUM_SHARDS when set)",
+        ini=None,
+        metavar="K/N",
+    ),
+    Option(
         "timeout",
         "per-file time limit, 0 for none; at the limit every process the file started is "
         "killed. Isolation none cannot stop a hang in what it runs in this process "
