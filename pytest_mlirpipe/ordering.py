@@ -21,6 +21,7 @@ class FileOrder:
         self.config = config
         self.smart = smart  # lit's smart order; else collection order
         self.seen: dict[str, float] = {}
+        self.verdicts: dict[str, str] = {}
 
     @pytest.hookimpl(trylast=True)  # after -k/-m and other plugins' selections
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -29,8 +30,14 @@ class FileOrder:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep how long a file test ran (on the xdist controller too: workers send reports)."""
-        if report.when == "call" and any(k == VERDICT for k, _ in report.user_properties):
+        verdict = next((v for k, v in report.user_properties if k == VERDICT), None)
+        if report.when == "call" and verdict is not None:
             self.seen[report.nodeid] = report.duration
+            self.verdicts[report.nodeid] = verdict
+
+    def file_timings(self) -> dict[str, dict[str, object]]:
+        """{node id: {"verdict": lit's code, "seconds": its run}} of this run's file tests."""
+        return {n: {"verdict": self.verdicts[n], "seconds": s} for n, s in self.seen.items()}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
