@@ -33,6 +33,7 @@ class _ExecutionRun:
         self.options = options
         self.json_path = options.json_path
         self.worker_rows: list[dict[str, Any]] = []
+        self.verdict: tuple[int, str] | None = None  # of --mlirpipe-compare
         self._checker = None
 
     @property
@@ -92,6 +93,32 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the rows to the controller
         workeroutput[_OUTCOMES_KEY] = run.rows()
+    elif run.options.compare_path:
+        run.verdict = _compare(session.config, run)
+        if run.verdict[0] and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = run.verdict[0]
+
+
+def _file_timings(config: pytest.Config) -> dict[str, dict[str, Any]]:
+    order = config.pluginmanager.get_plugin("mlirpipe-order")
+    return order.file_timings() if order is not None else {}
+
+
+def _compare(config: pytest.Config, run: _ExecutionRun) -> tuple[int, str]:
+    """(exit status, message) of this run's timings against the --mlirpipe-compare report."""
+    from .errors import UsageError
+    from .execution.baseline import compare, format_comparison
+    from .execution.report import read_report
+
+    path, threshold = run.options.compare_path, run.options.compare_threshold
+    try:
+        baseline = read_report(Path(path))
+    except UsageError as exc:
+        return pytest.ExitCode.USAGE_ERROR, f"mlirpipe: --mlirpipe-compare: {exc.format()}"
+    current = {"files": _file_timings(config), "results": run.rows()}
+    result = compare(baseline, current, threshold)
+    status = pytest.ExitCode.TESTS_FAILED if result.slower else pytest.ExitCode.OK
+    return status, format_comparison(result, path, threshold)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -111,10 +138,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     elif rows:
         terminalreporter.write_line(execution_summary(rows))
     if run.json_path:
-        write_json(run.json_path, rows)
+        files = _file_timings(config)
+        write_json(run.json_path, rows, files)
         terminalreporter.write_line(
-            f"mlirpipe: wrote {len(rows)} execution outcomes to {run.json_path}"
+            f"mlirpipe: wrote {len(rows)} execution outcomes and {len(files)} file timings "
+            f"to {run.json_path}"
         )
+    if run.verdict is not None:
+        terminalreporter.write_line(run.verdict[1])
 
 
 def execution_summary(rows: list[dict[str, Any]]) -> str:

@@ -126,6 +126,13 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         ini_help="smart (last run's failures, then the longest files first) or lexical",
     ),
     Option(
+        "shard",
+        "run shard K of N, the tests lit's --run-shard K --num-shards N would run "
+        "(default: $LIT_RUN_SHARD of $LIT_NUM_SHARDS when set)",
+        ini=None,
+        metavar="K/N",
+    ),
+    Option(
         "timeout",
         "per-file time limit, 0 for none; at the limit every process the file started is "
         "killed. Isolation none cannot stop a hang in what it runs in this process "
@@ -182,6 +189,20 @@ EXECUTION_OPTIONS: tuple[Option, ...] = (
         ini_help="directory of compiled artifacts",
     ),
     Option("no_cache", "compile every execution case afresh", ini=None, action="store_true"),
+    Option(
+        "compare",
+        "compare this run's timings with the report PATH (--mlirpipe-json of an earlier run); "
+        "the run fails when a test got slower beyond the threshold",
+        ini=None,
+        metavar="PATH",
+    ),
+    Option(
+        "compare_threshold",
+        "how much slower than the baseline a test may get, in percent",
+        default="20",
+        metavar="PERCENT",
+        shown_default="20",
+    ),
 )
 OPTIONS = FILE_TEST_OPTIONS + EXECUTION_OPTIONS
 BY_NAME = {o.name: o for o in OPTIONS}
@@ -262,6 +283,8 @@ class RunConfig:
     mode: str = "jit"
     cache_dir: str = ""  # "": $MLIRPIPE_CACHE_DIR or the user's cache folder
     no_cache: bool = False
+    compare_path: str | None = None  # a baseline timing report
+    compare_threshold: float = 0.2  # 20 %
 
 
 class OptionValueError(ValueError):
@@ -314,6 +337,8 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         mode=mode,
         cache_dir=str(_given(flag, ini, "cache_dir") or ""),
         no_cache=bool(flag(BY_NAME["no_cache"])),
+        compare_path=flag(BY_NAME["compare"]),
+        compare_threshold=_percent(_given(flag, ini, "compare_threshold")),
     )
 
 
@@ -371,3 +396,16 @@ def _threads(text: Any) -> int:
         )
         raise OptionValueError(UsageError(problem).format()) from None
     return threads
+
+
+def _percent(text: Any) -> float:
+    try:
+        percent = float(text)
+        if percent < 0:
+            raise ValueError
+    except ValueError:
+        raise OptionValueError(
+            f"mlirpipe: the compare threshold must be a percentage >= 0, got {text!r} "
+            "(--mlirpipe-compare-threshold / mlirpipe_compare_threshold)"
+        ) from None
+    return percent / 100

@@ -21,6 +21,7 @@ class FileOrder:
         self.config = config
         self.smart = smart  # lit's smart order; else collection order
         self.seen: dict[str, float] = {}
+        self.verdicts: dict[str, str] = {}
 
     @pytest.hookimpl(trylast=True)  # after -k/-m and other plugins' selections
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -29,8 +30,23 @@ class FileOrder:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep how long a file test ran (on the xdist controller too: workers send reports)."""
-        if report.when == "call" and any(k == VERDICT for k, _ in report.user_properties):
+        verdict = next((v for k, v in report.user_properties if k == VERDICT), None)
+        if report.when == "call" and verdict is not None:
             self.seen[report.nodeid] = report.duration
+            self.verdicts[report.nodeid] = verdict
+
+    def file_timings(self) -> dict[str, dict[str, object]]:
+        """{node id: {"verdict": lit's code, "seconds": its run}} of this run's file tests."""
+        return {n: {"verdict": self.verdicts[n], "seconds": s} for n, s in self.seen.items()}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under `-n N` (`--dist load`) in smart order: tests handed out one at a time in that
+        order, as lit's workers take files, not in xdist's first batches of consecutive tests
+        (which put every long file on the first worker)."""
+        if not self.smart or config.getvalue("dist") != "load":
+            return None
+        return longest_first_scheduling(config, log)
 
     def pytest_sessionfinish(self) -> None:
         """Store this run's times with the earlier ones (the controller's, not each worker's)."""
@@ -55,3 +71,31 @@ def order_items(cache: Any, items: list[pytest.Item]) -> None:
     )
     for slot, item in zip(slots, ranked, strict=True):
         items[slot] = item
+
+
+def longest_first_scheduling(config: pytest.Config, log: Any) -> Any:
+    """An xdist LoadScheduling whose nodes each hold two tests at a time (the one running and
+    the next), the first ones dealt round-robin in collection (smart) order."""
+    from itertools import cycle
+
+    from xdist.scheduler import LoadScheduling
+
+    class LongestFirstScheduling(LoadScheduling):
+        def __init__(self, config: pytest.Config, log: Any = None) -> None:
+            super().__init__(config, log)
+            self.maxschedchunk = 1  # refills: one test at a time
+
+        def schedule(self) -> None:
+            if self.collection is not None or not self._check_nodes_have_same_collection():
+                return super().schedule()  # a later node, or collections that differ
+            self.collection = next(iter(self.node2collection.values()))
+            self.pending[:] = range(len(self.collection))
+            nodes = cycle(self.nodes)
+            for _ in range(min(len(self.pending), 2 * len(self.nodes))):
+                self._send_tests(next(nodes), 1)
+            if not self.pending:
+                for node in self.nodes:
+                    node.shutdown()
+            return None
+
+    return LongestFirstScheduling(config, log)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from . import ordering
+from . import ordering, sharding
 from .filetests.config import EXCLUDED_DIRS
 from .filetests.format import is_test_file
 from .filetests.runner import FileTestRunner
@@ -34,6 +34,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUNNER_KEY] = FileTestRunner(exec_root, run_config(config))
     smart = run_config(config).order == "smart"
     config.pluginmanager.register(ordering.FileOrder(config, smart), "mlirpipe-order")
+    _register_shard(config)
+
+
+def _register_shard(config: pytest.Config) -> None:
+    """Keep this CI machine's shard of the tests (--mlirpipe-shard, or lit's variables)."""
+    try:
+        shard = sharding.parse_shard(config.getoption("--mlirpipe-shard", None), os.environ)
+    except sharding.ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if shard:
+        runner = config.stash[RUNNER_KEY]
+        lit_name = lambda item: runner.make_test(item.path).getFullName()  # noqa: E731
+        config.pluginmanager.register(sharding.Shard(*shard, lit_name), "mlirpipe-shard")
 
 
 def run_config(config: pytest.Config) -> RunConfig:

@@ -1,4 +1,4 @@
-"""`mlirpipe`: list pipelines and passes, show stages, import and run models, the showcase."""
+"""`mlirpipe`: pipelines and passes, stages, model import and runs, the showcase, merge."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ..tools.common import (
     run_tool,
     write_output,
 )
+from .merge import add_merge
 
 
 def build_parser() -> ArgumentParser:
@@ -38,6 +39,7 @@ def build_parser() -> ArgumentParser:
         _add_sweep,
         _add_passes,
         _add_showcase,
+        add_merge,
     ):
         add(sub)
     return p

@@ -7,9 +7,11 @@ import json
 import os
 import platform
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..atomic import write_atomic
+from ..errors import Problem, UsageError
 from .timing import format_seconds
 
 if TYPE_CHECKING:
@@ -115,10 +117,17 @@ def format_side_by_side(rows: Iterable[dict[str, Any]]) -> str:
     )
 
 
-def write_json(path: str | os.PathLike[str], rows: Sequence[dict[str, Any]]) -> None:
+def write_json(
+    path: str | os.PathLike[str],
+    rows: Sequence[dict[str, Any]],
+    files: dict[str, dict[str, Any]] | None = None,
+) -> None:
+    """The run's timing report: execution outcomes (`results`) and RUN/CHECK files' verdicts
+    and seconds (`files`, by node id)."""
     data = {
         "format": JSON_FORMAT,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "files": dict(files or {}),
         "results": list(rows),
     }
     write_atomic(path, json.dumps(data, indent=1, default=_plain) + "\n", make_parents=True)
@@ -128,3 +137,19 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple | set):
         return list(value)
     return str(value)
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """A timing report written by --mlirpipe-json (or merged), checked for its format."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(Problem(f"cannot read {path} as JSON: {exc}")) from None
+    if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
+        raise UsageError(
+            Problem(
+                f"{path} is not a timing report of pytest-mlirpipe (format {JSON_FORMAT})",
+                hint="write one with pytest --mlirpipe-json PATH",
+            )
+        )
+    return data

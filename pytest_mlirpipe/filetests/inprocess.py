@@ -4,7 +4,9 @@
 every command of a pipeline is such a command (optionally under `not` or `!`), the pipeline runs
 here: same argv, same stdin bytes, same redirections (lit's `processRedirects`), same exit-status
 rules as lit's `_executeShCmd`; anything else (`env`, `not --crash`, other programs, `ulimit`) goes
-to lit unchanged and runs as a subprocess.
+to lit unchanged and runs as a subprocess. A pipeline whose known tools come after other
+programs (`foo-opt %s | filecheck %s`) runs those programs with lit, then the tools here on
+their output.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import lit.ShCommands as ShCommands
 import lit.ShUtil as ShUtil
 import lit.TestRunner as TestRunner
 from lit.ShellEnvironment import ShellCommandResult, processRedirects
@@ -82,12 +85,42 @@ def _plan(pipeline, shenv, tools: dict[str, Tool]) -> list[_Planned] | None:
 _PIPED = object()  # stdin comes from the previous command (or is empty for the first)
 
 
+def _split(pipeline, shenv, tools: dict[str, Tool]) -> tuple[int, list[_Planned]] | None:
+    """(k, plan) when the pipeline's commands from the k-th on (k > 0) are known tools and
+    the ones before are not; None otherwise."""
+    for k in range(1, len(pipeline.commands)):
+        tail = ShCommands.Pipeline(pipeline.commands[k:], False, pipeline.pipe_err)
+        planned = _plan(tail, shenv, tools)
+        if planned is not None:
+            return k, planned
+    return None
+
+
+def _run_mixed(pipeline, k: int, planned, shenv, results, timeout_helper, trace, external) -> int:
+    """The first `k` commands with lit (`external`: its `_executeShCmd`), their output piped
+    into the in-process tools after them; the exit status as lit's one pipeline gives it."""
+    head = ShCommands.Pipeline(pipeline.commands[:k], False, pipeline.pipe_err)
+    head_code = external(head, shenv, results, timeout_helper)
+    last = results[-1]
+    piped = last.stdout.encode("utf-8")
+    last.stdout = ""  # in one pipeline it went down the pipe, not to lit's report
+    tail = ShCommands.Pipeline(pipeline.commands[k:], pipeline.negate, pipeline.pipe_err)
+    return _run_pipeline(tail, planned, shenv, results, timeout_helper, trace, piped, head_code)
+
+
 def _run_pipeline(
-    pipeline, planned: list[_Planned], shenv, results, timeout_helper, trace: ShellTrace
+    pipeline,
+    planned: list[_Planned],
+    shenv,
+    results,
+    timeout_helper,
+    trace: ShellTrace,
+    piped: bytes = b"",
+    exit_code: int | None = None,
 ) -> int:
-    """lit's `_executeShCmd` for one pipeline, with the tools called instead of spawned."""
+    """lit's `_executeShCmd` for one pipeline, with the tools called instead of spawned
+    (`piped`: what the commands before them wrote; `exit_code`: their pipeline's status)."""
     opened_files: list = []
-    piped = b""
     ran: list[_Ran] = []
     try:
         for n, step in enumerate(planned):
@@ -100,7 +133,6 @@ def _run_pipeline(
     # The time limit passed while the tools ran (it cannot stop them in this process): lit
     # would have killed them, so they end as killed ones do.
     killed = timeout_helper.timeoutReached()
-    exit_code = None
     for command, step, done in zip(pipeline.commands, planned, ran, strict=True):
         status = _negated(step, -signal.SIGKILL if killed else done.status)
         result = ShellCommandResult(
@@ -266,6 +298,13 @@ def in_process_tools(crash_repro=None) -> Iterator[ShellTrace]:
             if planned is not None:
                 trace.in_process += 1
                 return _run_pipeline(cmd, planned, shenv, results, timeout_helper, trace)
+            split = _split(cmd, shenv, tools)
+            if split is not None:
+                trace.in_process += 1
+                trace.subprocesses += 1
+                k, planned = split
+                args = (shenv, results, timeout_helper, trace, original_pipeline)
+                return _run_mixed(cmd, k, planned, *args)
             if not _is_echo(cmd):
                 trace.subprocesses += 1
         return original_pipeline(cmd, shenv, results, timeout_helper)

@@ -48,7 +48,7 @@ class FileTestRunner:
         # For runs in a contained child, whose parent enforces the time limits.
         self._contained_lit_config = _lit_config({**params, CONTAINED_PARAM: "1"})
         self._cache: dict = {}
-        self._warm = False
+        self._warm: set[str] = set()
         self._lock = threading.Lock()
 
     def make_test(self, path: Path):
@@ -90,7 +90,7 @@ class FileTestRunner:
             return self._run_here(path, in_process=False)
         if isolation == "none" or not contain.is_available():
             return self._run_here(path, in_process=True)
-        self._warm_up()
+        self._warm_up(path)
         expected = read_expectations(path)
         timeout = (expected.timeout if not expected.problems else None) or self.config.timeout
         # The test's own %t files as they are now: a run repeated after a crash starts from
@@ -133,14 +133,17 @@ class FileTestRunner:
         found = [n for n in ended.notes if n.startswith("repro: ")]
         return found[-1][len("repro: ") :] if found else ""
 
-    def _warm_up(self) -> None:
-        """Load, once in this process, what every forked child would otherwise load again."""
-        if self._warm:
+    def _warm_up(self, path: Path) -> None:
+        """Load, once in this process, what every forked child would otherwise load again:
+        the Python FileCheck, and the MLIR bindings and pipelines once a file names
+        `mlirpipe` tools (a suite of external tools never pays for them)."""
+        if "filecheck" not in self._warm:
+            self._warm.add("filecheck")
+            import filecheck.main
+            import filecheck.matcher  # noqa: F401
+        if "opt" in self._warm or not _names_mlirpipe(path):
             return
-        self._warm = True
-        import filecheck.main
-        import filecheck.matcher  # noqa: F401
-
+        self._warm.add("opt")
         from ..lowering import stages  # noqa: F401
         from ..lowering.catalog import catalog_for
         from ..lowering.spec import PipelineSpecError
@@ -190,6 +193,14 @@ class FileTestRunner:
             subprocesses=trace.subprocesses if trace else 0,
             warnings=locate_disagreements(disagreements.value if disagreements else (), steps),
         )
+
+
+def _names_mlirpipe(path: Path) -> bool:
+    """Whether the file's text names an `mlirpipe` tool (or the tools' module)."""
+    try:
+        return b"mlirpipe" in path.read_bytes()
+    except OSError:
+        return False
 
 
 def _lit_config(params: dict[str, str]):

@@ -51,7 +51,7 @@ def test_table_and_json_cover_every_case_and_failures_show_the_report(
             "destination-passing): result 0 ('result0'): 4 of 4 elements differ (100.00%)*",
             "*mlirpipe execution*",
             "case *pipeline *verdict*max err*median*torch*ratio*GFLOP/s*notes*",
-            "*mlirpipe: wrote 2 execution outcomes to*",
+            "*mlirpipe: wrote 2 execution outcomes and 0 file timings to*",
         ]
     )
     rows = {r["case"]: r for r in json.loads(report.read_text())["results"]}

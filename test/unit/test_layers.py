@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("execution", ("execution",)),
     ("tools", ("tools",)),
     ("filetests", ("filetests",)),
-    ("shell", ("cli", "plugin", "items", "ordering", "fixtures", "backend")),
+    ("shell", ("cli", "plugin", "items", "ordering", "sharding", "fixtures", "backend")),
 )
 
 

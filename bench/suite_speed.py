@@ -1,0 +1,273 @@
+"""Wall time of a compiler repo's suite whose tools are external: `lit -j2` against `pytest -n 2`.
+
+Generates a suite as a real MLIR project has it: `foo-opt` (the torch-mlir wheel's native
+`torch-mlir-opt`) and LLVM `FileCheck` in a build folder (`build/bin`), many small files and a
+few large `--split-input-file` files of hundreds of chunks (the long ones), some RUN lines
+checked by the Python FileCheck (`filecheck`), a few failing, XFAIL and unsupported files. Runs
+`lit -j2`, `pytest -n 2` and serial `pytest` on it side by side, one warm-up round (which
+records each runner's per-file times: lit's `.lit_test_times.txt`, pytest's cache) then
+--repeats rounds; prints medians, ratios, how loaded the machine was and whether every run
+gave every file the same verdict.
+
+    python bench/suite_speed.py [--small 160] [--large 6] [--chunks 400] [--repeats 3]
+                                [--keep DIR] [--runners lit,n2,serial]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+LLVM_FILECHECK = "/usr/lib/llvm-22/bin/FileCheck"
+LIT_CFG = """\
+import os
+from pytest_mlirpipe.filetests.config import configure
+_here = os.path.dirname(os.path.abspath(__file__))
+configure(config, source_root=_here, exec_root=os.path.join(_here, "build", "lit"))
+"""
+INI = """\
+[pytest]
+testpaths = test
+mlirpipe_tool_dirs = build/bin
+mlirpipe_tools =
+    foo-opt
+    FileCheck
+mlirpipe_filecheck = python
+"""
+# hypothesis's pytest plugin (installed with the project's test extras) imports hypothesis in
+# every xdist worker (~1.4 s of CPU each): a compiler repo's CI has no need of it.
+NO_HYPOTHESIS = "addopts = -p no:hypothesispytest\n"
+
+
+def native_opt() -> str:
+    import torch_mlir
+
+    return str(Path(next(iter(torch_mlir.__path__))) / "_mlir_libs" / "torch-mlir-opt")
+
+
+def chunk(i: int, prefix: str = "CHECK", wrong: bool = False) -> str:
+    """One function canonicalize + cse fold: (12 + 12) * x twice becomes one multiply."""
+    k = 3 + i % 17
+    want = "arith.divsi" if wrong else f"arith.constant {2 * k} : i32"
+    return (
+        f"// {prefix}-LABEL: func.func @f{i}(\n"
+        f"// {prefix}: {want}\n"
+        f"// {prefix}-NEXT: %[[M:.*]] = arith.muli %arg0, %{{{{.*}}}} : i32\n"
+        f"// {prefix}-NEXT: %[[A:.*]] = arith.addi %[[M]], %[[M]] : i32\n"
+        f"// {prefix}-NEXT: return %[[A]] : i32\n"
+        f"func.func @f{i}(%x: i32) -> i32 {{\n"
+        f"  %a = arith.constant {k} : i32\n"
+        "  %b = arith.addi %a, %a : i32\n"
+        "  %c = arith.muli %x, %b : i32\n"
+        "  %d = arith.muli %x, %b : i32\n"
+        "  %e = arith.addi %c, %d : i32\n"
+        "  return %e : i32\n"
+        "}\n"
+    )
+
+
+TORCH_CHUNK = """\
+// TORCH-LABEL: func.func @t{i}(
+// TORCH: linalg.generic
+// TORCH-NOT: torch.aten.add.Tensor
+func.func @t{i}(%arg0: !torch.vtensor<[{n},3],f32>) -> !torch.vtensor<[{n},3],f32> {{
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.add.Tensor %arg0, %arg0, %int1 : !torch.vtensor<[{n},3],f32>, \
+!torch.vtensor<[{n},3],f32>, !torch.int -> !torch.vtensor<[{n},3],f32>
+  return %0 : !torch.vtensor<[{n},3],f32>
+}}
+"""
+
+
+def small_file(i: int) -> str:
+    """1 to 3 RUN lines: LLVM FileCheck, the Python port, a torch-mlir conversion."""
+    lines = ["// RUN: foo-opt %s -canonicalize -cse | FileCheck %s"]
+    if i % 3 == 1:
+        lines.append("// RUN: foo-opt %s -cse -canonicalize | filecheck %s --check-prefix=PY")
+    if i % 4 == 2:
+        lines.append(
+            "// RUN: foo-opt %s -convert-torch-to-linalg | FileCheck %s -check-prefix=TORCH"
+        )
+    if i % 40 == 7:
+        lines.append("// XFAIL: *")
+    if i % 40 == 13:
+        lines.append("// REQUIRES: no-such-feature")
+    wrong = i % 40 in (7, 21)
+    body = [chunk(i, wrong=wrong)]
+    if i % 3 == 1:
+        body.append(chunk(1000 + i, prefix="PY"))
+    if i % 4 == 2:
+        body.append(TORCH_CHUNK.format(i=i, n=2 + i % 5))
+    return "\n".join(lines) + "\n\n" + "\n".join(body)
+
+
+def large_file(i: int, chunks: int) -> str:
+    """One `--split-input-file` RUN line over `chunks` chunks (every third file checked by the
+    Python port as well)."""
+    lines = ["// RUN: foo-opt --split-input-file %s -canonicalize -cse | FileCheck %s"]
+    if i % 3 == 0:
+        lines.append("// RUN: foo-opt --split-input-file %s -cse -canonicalize | filecheck %s")
+    body = "\n// -----\n\n".join(chunk(c) for c in range(chunks))
+    return "\n".join(lines) + "\n\n" + body
+
+
+def make_suite(root: Path, small: int, large: int, chunks: int, with_hypothesis: bool) -> None:
+    (root / "build" / "bin").mkdir(parents=True)
+    os.symlink(native_opt(), root / "build" / "bin" / "foo-opt")
+    os.symlink(LLVM_FILECHECK, root / "build" / "bin" / "FileCheck")
+    (root / "pytest.ini").write_text(INI + ("" if with_hypothesis else NO_HYPOTHESIS))
+    test = root / "test"
+    test.mkdir()
+    (test / "lit.cfg.py").write_text(LIT_CFG)
+    for i in range(small):
+        (test / f"s{i:04d}.mlir").write_text(small_file(i))
+    for i in range(large):
+        n = 2 * chunks * (large - i) // large  # uneven: 2x --chunks down to a few
+        (test / f"big{i:02d}.mlir").write_text(large_file(i, n))
+
+
+LIT_TO_PYTEST = {
+    "PASS": "passed",
+    "FAIL": "failed",
+    "XPASS": "failed",
+    "UNRESOLVED": "failed",
+    "TIMEOUT": "failed",
+    "XFAIL": "xfailed",
+    "UNSUPPORTED": "skipped",
+}
+
+
+def lit_verdicts(stdout: str) -> dict[str, str]:
+    return {
+        m.group(2): LIT_TO_PYTEST[m.group(1)]
+        for m in re.finditer(r"^(\w+): mlirpipe :: (\S+\.mlir) \(", stdout, re.MULTILINE)
+    }
+
+
+def pytest_verdicts(xml: Path) -> dict[str, str]:
+    out = {}
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        skipped = case.find("skipped")
+        if case.find("failure") is not None or case.find("error") is not None:
+            outcome = "failed"
+        elif skipped is not None:
+            outcome = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
+        else:
+            outcome = "passed"
+        out[case.get("name")] = outcome
+    return out
+
+
+def _busy_jiffies() -> int:
+    """CPU time (clock ticks) every process of the machine spent, from /proc/stat."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    idle = int(fields[3]) + int(fields[4])
+    return sum(int(f) for f in fields[:8]) - idle
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
+    """(wall seconds, cores other processes used meanwhile, stdout) of one run."""
+    tick = os.sysconf("SC_CLK_TCK")
+    own_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy_before = _busy_jiffies()
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    busy = (_busy_jiffies() - busy_before) / tick
+    own_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = (own_after.ru_utime - own_before.ru_utime) + (own_after.ru_stime - own_before.ru_stime)
+    return wall, max(0.0, busy - own) / wall, done.stdout
+
+
+def runners(root: Path) -> dict[str, tuple[list[str], Path | None]]:
+    py = sys.executable
+    lit = [py, "-c", "from lit.main import main; main()"]
+    return {
+        "lit -j2": ([*lit, "-j2", "test"], None),
+        "pytest -n 2": (
+            [py, "-m", "pytest", "-q", "-n", "2", "--junitxml=n2.xml"],
+            root / "n2.xml",
+        ),
+        "pytest": ([py, "-m", "pytest", "-q", "--junitxml=serial.xml"], root / "serial.xml"),
+    }
+
+
+def run_round(root: Path, chosen: list[str], results: dict) -> None:
+    for name, (cmd, xml) in runners(root).items():
+        if name not in chosen:
+            continue
+        wall, load, stdout = timed(cmd, root)
+        verdicts = lit_verdicts(stdout) if xml is None else pytest_verdicts(xml)
+        results.setdefault(name, []).append((wall, load, verdicts))
+        print(f"  {name:12s} {wall:7.2f} s  other load {load:4.2f} cores", flush=True)
+
+
+def report(results: dict, files: int) -> bool:
+    reference = results["lit -j2"][0][2] if "lit -j2" in results else None
+    runs = [v for rows in results.values() for _, _, v in rows]
+    reference = reference or runs[0]
+    same = len(reference) == files and all(v == reference for v in runs)
+    counts: dict[str, int] = {}
+    for outcome in reference.values():
+        counts[outcome] = counts.get(outcome, 0) + 1
+    print(f"\n{files} files; verdicts: {counts}")
+    print(f"identical verdicts in every run: {'yes' if same else 'NO'}")
+    if not same:
+        for run in runs:
+            diff = sorted(k for k in set(reference) | set(run) if reference.get(k) != run.get(k))
+            if diff:
+                print(f"  differs on {len(diff)} files, e.g. {diff[:3]}")
+    base = statistics.median(w for w, _, _ in results["lit -j2"]) if "lit -j2" in results else None
+    print(f"\n{'runner':12s} {'median s':>9s} {'runs':>24s} {'load':>6s} {'/ lit -j2':>10s}")
+    for name, rows in results.items():
+        walls = [w for w, _, _ in rows]
+        median = statistics.median(walls)
+        ratio = f"{median / base:9.2f}x" if base else ""
+        shown = " ".join(f"{w:.1f}" for w in walls)
+        load = statistics.median(lo for _, lo, _ in rows)
+        print(f"{name:12s} {median:9.2f} {shown:>24s} {load:6.2f} {ratio}")
+    return same
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", type=int, default=160, help="small files (default 160)")
+    ap.add_argument("--large", type=int, default=6, help="--split-input-file files (default 6)")
+    ap.add_argument("--chunks", type=int, default=400, help="mean chunks per large file")
+    ap.add_argument("--repeats", type=int, default=3, help="timed rounds after the warm-up")
+    ap.add_argument("--runners", default="lit,n2,serial", help="of lit, n2, serial")
+    ap.add_argument("--with-hypothesis", action="store_true", help="keep its pytest plugin")
+    ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it")
+    args = ap.parse_args()
+    names = {"lit": "lit -j2", "n2": "pytest -n 2", "serial": "pytest"}
+    chosen = [names[r] for r in args.runners.split(",") if r]
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mlirpipe-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        make_suite(root, args.small, args.large, args.chunks, args.with_hypothesis)
+        print(f"suite in {root}: {args.small} small files, {args.large} large ones")
+        print("warm-up round (records each runner's per-file times):")
+        run_round(root, chosen, {})
+        results: dict = {}
+        for n in range(args.repeats):
+            print(f"round {n + 1}:")
+            run_round(root, chosen, results)
+        same = report(results, args.small + args.large) if results else True
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    sys.exit(0 if same else 1)
+
+
+if __name__ == "__main__":
+    main()

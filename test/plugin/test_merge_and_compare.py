@@ -1,0 +1,102 @@
+"""`mlirpipe merge` joins shards' junit XML and timing JSON; --mlirpipe-compare fails a run whose
+tests got slower than a stored baseline beyond the threshold."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from pytest_mlirpipe.cli.main import run as mlirpipe
+
+SLEEPY = "// RUN: %python -c \"import time; time.sleep({s}); print('ok')\" | filecheck %s\n"
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\nmlirpipe_isolation = subprocess\n")
+    for name in ("a", "b", "c", "d"):
+        pytester.makefile(".mlir", **{name: SLEEPY.format(s=0.2) + "// CHECK: ok\n"})
+    return pytester
+
+
+def _merge(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = mlirpipe(["merge", *argv], io.StringIO(), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_two_shards_merge_into_one_junit_and_one_timing_report(suite):
+    for k in (1, 2):
+        suite.runpytest(
+            f"--mlirpipe-shard={k}/2", f"--junitxml=s{k}.xml", f"--mlirpipe-json=s{k}.json"
+        ).assert_outcomes(passed=2)
+    status, out, err = _merge("all.json", "s1.json", "s2.json")
+    assert (status, err) == (0, ""), err
+    assert out == "mlirpipe merge: 4 tests of 2 reports in all.json\n"
+    merged = json.loads((suite.path / "all.json").read_text())
+    assert sorted(merged["files"]) == [f"{n}.mlir::{n}.mlir" for n in "abcd"]
+    assert {e["verdict"] for e in merged["files"].values()} == {"PASS"}
+    status, out, err = _merge("all.xml", "s1.xml", "s2.xml")
+    assert status == 0, err
+    text = (suite.path / "all.xml").read_text()
+    assert text.count("<testcase ") == 4 and 'tests="4"' in text
+    status, _, err = _merge("twice.xml", "s1.xml", "s1.xml")
+    assert status == 2
+    assert "error: a.mlir::a.mlir is in both s1.xml and s1.xml" in err or "is in both" in err
+    assert "hint: the shards overlap: give each machine its own --mlirpipe-shard K/N" in err
+
+
+def test_merge_says_what_is_wrong_with_its_inputs(suite):
+    (suite.path / "x.json").write_text('{"results": []}')
+    status, _, err = _merge("out.txt", "x.json")
+    assert (status, err) == (
+        2,
+        "mlirpipe: error: cannot tell the kind of out.txt\n  hint: name it *.xml or *.json\n",
+    )
+    status, _, err = _merge("out.json", "x.json", "gone.json", "y.xml")
+    assert status == 2
+    assert "error: no such report: gone.json" in err
+    assert "error: y.xml is not a .json report like out.json" in err
+    status, _, err = _merge("out.json", "x.json")
+    assert "error: x.json is not a timing report of pytest-mlirpipe (format 1)" in err
+    assert "hint: write one with pytest --mlirpipe-json PATH" in err
+
+
+def _baseline(path, seconds: dict[str, float]) -> None:
+    files = {f"{n}.mlir::{n}.mlir": {"verdict": "PASS", "seconds": s} for n, s in seconds.items()}
+    path.write_text(json.dumps({"format": 1, "files": files, "results": []}))
+
+
+def test_compare_passes_within_the_threshold_and_fails_a_regression(suite):
+    _baseline(suite.path / "base.json", {n: 1000.0 for n in "abcd"})
+    same = suite.runpytest("--mlirpipe-compare=base.json")
+    assert same.ret == 0
+    same.stdout.fnmatch_lines(
+        ["mlirpipe: no test more than 20% slower than base.json (4 compared)"]
+    )
+    # b ran in 0.1 s in the baseline; a sleep of 0.2 s is more than 50 % slower
+    _baseline(suite.path / "base.json", {"a": 1000.0, "b": 0.1, "c": 1000.0, "d": 0.01})
+    slow = suite.runpytest("--mlirpipe-compare=base.json", "--mlirpipe-compare-threshold=50")
+    assert slow.ret == pytest.ExitCode.TESTS_FAILED
+    slow.stdout.fnmatch_lines(
+        [
+            "mlirpipe: 1 of 3 tests more than 50% slower than base.json:",
+            "  b.mlir::b.mlir: 0.10 s -> * s (*x)",
+        ]
+    )
+
+
+def test_a_missing_baseline_or_a_bad_threshold_is_reported(suite):
+    gone = suite.runpytest("--mlirpipe-compare=none.json")
+    assert gone.ret == pytest.ExitCode.USAGE_ERROR
+    gone.stdout.fnmatch_lines(["mlirpipe: --mlirpipe-compare: error: cannot read none.json*"])
+    bad = suite.runpytest("--mlirpipe-compare-threshold=-5")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(
+        [
+            "ERROR: mlirpipe: the compare threshold must be a percentage >= 0, got '-5' "
+            "(--mlirpipe-compare-threshold / mlirpipe_compare_threshold)"
+        ]
+    )
