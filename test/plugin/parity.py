@@ -94,6 +94,22 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
             "func.func @add",
         ),
     ),
+    # external producers, whose output a FileCheck after them reads (in-process under pytest)
+    "cat": ("cat %s", ("func.func @add", "arith.addf", "return %0")),
+    "cat-opt": (f"cat %s | mlirpipe-opt - {CANONICALIZE}", ("func.func @add", "arith.addf")),
+    "py-stderr": (
+        "%python -c \"import sys; print('func.func @add'); "
+        "print('warning: from python', file=sys.stderr)\" 2>&1",
+        ("func.func @add", "warning: from python"),
+    ),
+    "py-exit-not": (
+        "not %python -c \"import sys; print('arith.addf'); sys.exit(3)\"",
+        ("arith.addf",),
+    ),
+    "py-exit": (  # fails at this RUN line: lit's pipefail
+        "%python -c \"import sys; print('arith.addf'); sys.exit(3)\"",
+        ("arith.addf",),
+    ),
 }
 INPUTS = {
     "split": SPLIT,
