@@ -74,8 +74,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     try:
         in_lit = runner.discovery.collects(file_path)
-    except SuiteConfigError as error:
-        if not runner.discovery.first_report(error):
+    except SuiteConfigError as error:  # on each file lit might run: it says why it cannot
+        if not is_test_file(file_path) or _python_module(file_path, parent):
             return None
         return BrokenSuite.from_parent(parent, path=file_path, error=error)
     if in_lit is None:

@@ -42,7 +42,6 @@ class LitDiscovery:
         self._lock = lock
         self._tests_in: dict = {}
         self._broken: dict[str, SuiteConfigError] = {}
-        self._reported: set[str] = set()
         self._configs: dict[Path, str | None] = {}
 
     def collects(self, path: Path) -> bool | None:
@@ -56,12 +55,6 @@ class LitDiscovery:
             if self._excluded(suite, folder):
                 return False
             return in_suite[-1] in self._tests_in_folder(suite, folder)
-
-    def first_report(self, error: SuiteConfigError) -> bool:
-        """True the first time `error` is asked about: it is reported once per run."""
-        new = error.config_path not in self._reported
-        self._reported.add(error.config_path)
-        return new
 
     def _suite(self, path: Path):
         import lit.discovery
