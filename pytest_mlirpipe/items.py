@@ -34,6 +34,17 @@ class MlirFile(pytest.File):
         yield MlirItem.from_parent(self, name=self.path.name)
 
 
+class BrokenSuite(pytest.File):
+    """A file of a lit suite whose config does not load: its collection error says why."""
+
+    def __init__(self, *, error, **kwargs):
+        super().__init__(**kwargs)
+        self.error = error
+
+    def collect(self):
+        raise self.CollectError(self.error.message(Path.cwd()))
+
+
 class FileTestFailure(Exception):
     """lit reported a failing verdict; carries its output for the report."""
 

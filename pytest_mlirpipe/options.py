@@ -98,6 +98,14 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         default=(),
     ),
     Option(
+        "lit_site",
+        "NAME = VALUE lines a suite's generated lit.site.cfg.py sets on its config before its "
+        "lit.cfg.py runs (written by `mlirpipe init`; paths relative to this file)",
+        flag=False,
+        ini="linelist",
+        default=(),
+    ),
+    Option(
         "isolation",
         "how RUN lines run: fork (default: known tools in-process, in a forked child per "
         "file), none (in this process, where a time limit cannot stop a hang), subprocess "

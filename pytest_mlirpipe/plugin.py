@@ -9,9 +9,10 @@ import pytest
 
 from . import ordering, sharding
 from .filetests.config import EXCLUDED_DIRS
+from .filetests.discovery import SuiteConfigError
 from .filetests.format import is_test_file
 from .filetests.runner import FileTestRunner
-from .items import CONTAINED, RUNNER_KEY, MlirFile
+from .items import CONTAINED, RUNNER_KEY, BrokenSuite, MlirFile
 from .options import (
     FILE_TEST_OPTIONS,
     Option,
@@ -78,14 +79,46 @@ def _ini(config: pytest.Config, option: Option):
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Inside a lit suite, the files lit runs (its configs' suffixes, excludes, formats); a
+    Python file among them through pytest_pycollect_makemodule. Elsewhere, files with the run's
+    suffixes and RUN/CHECK lines."""
     runner = parent.config.stash.get(RUNNER_KEY, None)
-    if runner is None or file_path.suffix not in runner.config.suite.suffixes:
+    if runner is None or any(part in EXCLUDED_DIRS for part in file_path.parts):
         return None
-    if any(part in EXCLUDED_DIRS for part in file_path.parts):
+    try:
+        in_lit = runner.discovery.collects(file_path)
+    except SuiteConfigError as error:  # on each file lit might run: it says why it cannot
+        if not is_test_file(file_path) or _python_module(file_path, parent):
+            return None
+        return BrokenSuite.from_parent(parent, path=file_path, error=error)
+    if in_lit is None:
+        wanted = file_path.suffix in runner.config.suite.suffixes and is_test_file(file_path)
+    else:
+        wanted = in_lit and not _python_module(file_path, parent)
+    return MlirFile.from_parent(parent, path=file_path) if wanted else None
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):
+    """A Python file that lit runs as a test (`# RUN: %PYTHON %s`) is that, never a module
+    pytest imports."""
+    runner = parent.config.stash.get(RUNNER_KEY, None)
+    if runner is None:
         return None
-    if not is_test_file(file_path):
-        return None
-    return MlirFile.from_parent(parent, path=file_path)
+    try:
+        in_lit = runner.discovery.collects(module_path)
+    except SuiteConfigError as error:  # lit may run it: not imported, the config's error shown
+        return BrokenSuite.from_parent(parent, path=module_path, error=error)
+    return MlirFile.from_parent(parent, path=module_path) if in_lit else None
+
+
+def _python_module(path: Path, parent: pytest.Collector) -> bool:
+    """pytest's Python plugin offers `path` to pytest_pycollect_makemodule (its own rule)."""
+    from _pytest.python import path_matches_patterns
+
+    if path.suffix != ".py" or not parent.config.pluginmanager.has_plugin("python"):
+        return False
+    patterns = parent.config.getini("python_files")
+    return parent.session.isinitpath(path) or path_matches_patterns(path, patterns)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -40,6 +40,7 @@ def build_parser() -> ArgumentParser:
         _add_passes,
         _add_showcase,
         add_merge,
+        _add_init,
     ):
         add(sub)
     return p
@@ -238,6 +239,26 @@ def _showcase(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: T
             ]
         )
     return 1 if showcase([Path(p) for p in args.paths], stdout) else 0
+
+
+def _add_init(sub) -> None:
+    it = sub.add_parser(
+        "init",
+        help="give an existing lit suite what its lit.cfg.py expects from a build",
+        description="In a compiler repository with a lit suite: find its lit configs, *-opt "
+        "tools and FileCheck; guess the values its configs read but never set (what a build's "
+        "lit.site.cfg.py sets), print each guess, and write them to pyproject.toml with a "
+        "lit.site.cfg.py that reads them, for pytest and lit alike. Never overwrites a file.",
+    )
+    it.set_defaults(body=_init)
+
+
+def _init(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    from pathlib import Path
+
+    from .init import init
+
+    return init(Path.cwd(), stdout)
 
 
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

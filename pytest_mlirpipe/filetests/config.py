@@ -37,17 +37,23 @@ def read_settings(start: str | os.PathLike) -> SuiteSettings:
     """`mlirpipe_*` keys of the ini file pytest itself would read for `start` (pytest.ini,
     .pytest.ini, pyproject.toml, tox.ini or setup.cfg, found by pytest's own search). A file
     pytest cannot read means the defaults here: pytest reports it."""
+    found = ini_values(start)
+    return SuiteSettings() if found is None else _settings(*found)
+
+
+def ini_values(start: str | os.PathLike) -> tuple[dict[str, list[str]], Path] | None:
+    """({key: its lines}, the ini file's folder) of the ini file pytest would read for `start`;
+    None when there is none or it does not parse (pytest says what is wrong when it reads it)."""
     from _pytest.config.findpaths import locate_config
 
     folder = Path(start).resolve()
     try:
         _, inipath, values, *_ = locate_config(folder, [folder])
-    except Exception:  # malformed TOML or ini: pytest says what is wrong when it reads it
-        return SuiteSettings()
+    except Exception:  # malformed TOML or ini
+        return None
     if inipath is None:
-        return SuiteSettings()
-    lists = {k: _as_list(getattr(v, "value", v)) for k, v in values.items()}
-    return _settings(lists, inipath.parent)
+        return None
+    return {k: _as_list(getattr(v, "value", v)) for k, v in values.items()}, inipath.parent
 
 
 def _as_list(value) -> list[str]:

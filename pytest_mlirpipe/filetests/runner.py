@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..options import RunConfig
 from .config import configure
+from .discovery import LitDiscovery
 from .format import (
     CONTAINED_PARAM,
     DISAGREEMENTS_METRIC,
@@ -50,6 +51,7 @@ class FileTestRunner:
         self._cache: dict = {}
         self._warm: set[str] = set()
         self._lock = threading.Lock()
+        self.discovery = LitDiscovery(self.lit_config, self._cache, self._lock)
 
     def make_test(self, path: Path):
         """lit's Test for `path`: the suite of the nearest lit.cfg.py, else our default config."""

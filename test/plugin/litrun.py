@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-_RESULT = re.compile(r"^(\w+): \S+ :: (\S+\.mlir) \(", re.MULTILINE)
+_RESULT = re.compile(r"^(\w+): \S+ :: (\S+) \(", re.MULTILINE)
 
 
 def lit_verdicts(cwd: Path, *args: str) -> tuple[dict[str, str], str]:

@@ -1,0 +1,216 @@
+"""`mlirpipe init`: give an existing lit suite the site values its configs expect, in pyproject."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from ..filetests.needs import ConfigNeeds, read_needs
+from ..filetests.site import SITE_FILE, SITE_KEY, site_file_text
+
+PYPROJECT = "pyproject.toml"
+INI_TABLE = "[tool.pytest.ini_options]"
+# Folders that hold no suite of the repo's own (a build's generated configs, environments).
+_SKIPPED = re.compile(r"^(\..*|build.*|Output|node_modules|__pycache__|.*venv.*)$")
+LLVM_DIRS = ("/usr/lib/llvm-*/bin", "/usr/local/opt/llvm/bin")
+SAY = "mlirpipe init: "
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the repository holds, as `mlirpipe init` sees it (paths relative to its root)."""
+
+    root: Path
+    suites: tuple[Path, ...]  # folders with a lit.cfg.py
+    local_configs: tuple[Path, ...]
+    build: Path | None  # the folder of the *-opt tools' bin/
+    opt_tools: tuple[Path, ...]
+    filecheck: Path | None
+
+
+def find(root: Path) -> Found:
+    """The lit suites, local configs, *-opt tools and FileCheck of the repository at `root`."""
+    suites, local = [], []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not _SKIPPED.match(d))
+        here = Path(folder).relative_to(root)
+        if "lit.cfg.py" in files:
+            suites.append(here)
+        if "lit.local.cfg" in files:
+            local.append(here / "lit.local.cfg")
+    tools = _opt_tools(root)
+    build = tools[0].parent.parent if tools else None
+    return Found(root, tuple(suites), tuple(local), build, tools, _filecheck(root))
+
+
+def _build_dirs(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("build"))
+
+
+def _opt_tools(root: Path) -> tuple[Path, ...]:
+    """Executables named *-opt in a build folder's bin/ (the repo's own tools)."""
+    found = []
+    for build in _build_dirs(root):
+        for tool in sorted(build.glob("**/bin/*-opt")):
+            if os.access(tool, os.X_OK) and not _python_wrapper(tool):
+                found.append(tool.relative_to(root))
+    return tuple(found)
+
+
+def _filecheck(root: Path) -> Path | None:
+    """LLVM's FileCheck: in a build folder, else where LLVM installs it, else a native one on
+    PATH (never a Python wrapper, which may shadow it there)."""
+    import glob
+
+    candidates = [t for b in _build_dirs(root) for t in sorted(b.glob("**/bin/FileCheck"))]
+    candidates += [Path(p) / "FileCheck" for d in LLVM_DIRS for p in sorted(glob.glob(d))[::-1]]
+    on_path = shutil.which("FileCheck")
+    candidates += [Path(on_path)] if on_path else []
+    for tool in candidates:
+        if tool.is_file() and os.access(tool, os.X_OK) and not _python_wrapper(tool):
+            return tool.relative_to(root) if tool.is_relative_to(root) else tool
+    return None
+
+
+def _python_wrapper(path: Path) -> bool:
+    """A script run by Python (a console-script wrapper), not the native tool."""
+    try:
+        first = path.read_bytes()[:128].split(b"\n", 1)[0]
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+# Guesses by name, first match wins: (pattern, guess(found) -> (value, why)).
+Guess = Callable[[Found], tuple[str, str]]
+
+
+def _llvm_tools(found: Found) -> tuple[str, str]:
+    if found.filecheck is None:
+        return "", "no LLVM FileCheck found: set it to the folder of FileCheck, not and count"
+    return str(found.filecheck.parent), f"where FileCheck is ({found.filecheck})"
+
+
+def _tools_dir(found: Found) -> tuple[str, str]:
+    if not found.opt_tools:
+        return "", "no *-opt tool found in a build folder: set it to your tools' folder"
+    names = ", ".join(t.name for t in found.opt_tools)
+    return str(found.opt_tools[0].parent), f"where {names} is"
+
+
+def _build(found: Found) -> tuple[str, str]:
+    if found.build is None:
+        return "build", "no *-opt tool found in a build folder: set it to your build folder"
+    return str(found.build), f"the build folder of {found.opt_tools[0]}"
+
+
+GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
+    (re.compile(r"^llvm_tools_dir$"), _llvm_tools),
+    (re.compile(r"_tools_dir$|_bin_dir$"), _tools_dir),
+    (re.compile(r"_obj_root$|_binary_dir$|_build_dir$"), _build),
+    (re.compile(r"_src_root$|_source_dir$"), lambda f: (".", "the repository")),
+    (re.compile(r"^python_executable$"), lambda f: (sys.executable, "this Python")),
+    (re.compile(r"^(enable|have|has)_"), lambda f: ("True", "features on")),
+    (re.compile(r"_shlib_ext$"), lambda f: (".so", "this platform's")),
+    (re.compile(r"^host_os$"), lambda f: (platform.system(), "this machine")),
+)
+
+
+def guess(name: str, found: Found) -> tuple[str, str]:
+    """(value, why) for `config.NAME`; ("", why) when nothing fits."""
+    for pattern, make in GUESSES:
+        if pattern.search(name):
+            return make(found)
+    return "", "no guess: set it"
+
+
+def init(root: Path, out: TextIO) -> int:
+    """Find the suites, print each guess, write each suite's site config and the ini lines."""
+    found = find(root)
+    if not found.suites:
+        out.write(
+            f"{SAY}no lit.cfg.py under {root}: there is no lit suite to adopt\n"
+            "  hint: run it at the repository's root; a new suite needs no init (README: "
+            '"Using it from another compiler repository")\n'
+        )
+        return 1
+    _say_found(found, out)
+    lines: dict[str, str] = {}
+    for suite in found.suites:
+        configs = [
+            suite / "lit.cfg.py",
+            *(c for c in found.local_configs if c.is_relative_to(suite)),
+        ]
+        needs = read_needs([root / c for c in configs])
+        for need in needs.attributes:
+            if need.name not in lines:
+                value, why = guess(need.name, found)
+                where = f"{Path(need.path).relative_to(root)}:{need.line}"
+                out.write(f"{SAY}config.{need.name} = {value}  ({where} reads it; {why})\n")
+                lines[need.name] = f"{need.name} = {value}"
+        _write_site(root, suite, needs, out)
+    _write_ini(root, found, list(lines.values()), out)
+    out.write(f"{SAY}now run: pytest, pytest -n 2, lit {' '.join(map(str, found.suites))}\n")
+    return 0
+
+
+def _say_found(found: Found, out: TextIO) -> None:
+    for suite in found.suites:
+        local = [c for c in found.local_configs if c.is_relative_to(suite)]
+        out.write(f"{SAY}lit suite {suite}/ ({suite / 'lit.cfg.py'}, {len(local)} lit.local.cfg)\n")
+    if found.opt_tools:
+        out.write(f"{SAY}*-opt tools: {', '.join(map(str, found.opt_tools))}\n")
+    else:
+        out.write(f"{SAY}no *-opt tool in a build folder (build*/**/bin/*-opt)\n")
+    if found.filecheck:
+        out.write(f"{SAY}FileCheck: {found.filecheck}\n")
+    else:
+        out.write(f"{SAY}no LLVM FileCheck found (install LLVM's tools, e.g. llvm-22-tools)\n")
+
+
+def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO) -> None:
+    site = suite / SITE_FILE
+    if needs.llvm_initialize is not None:
+        use = needs.llvm_initialize
+        out.write(
+            f"{SAY}{Path(use.path).relative_to(root)}:{use.line} uses llvm_config: the site "
+            "config runs lit.llvm.initialize first\n"
+        )
+    if (root / site).exists():
+        out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
+        return
+    text = site_file_text("lit.cfg.py", PYPROJECT, needs.llvm_initialize is not None)
+    (root / site).write_text(text, encoding="utf-8")
+    out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / 'lit.cfg.py'})\n")
+
+
+def ini_block(suites: tuple[Path, ...], lines: list[str]) -> str:
+    """The pyproject.toml table `mlirpipe init` writes."""
+    import json
+
+    paths = ", ".join(json.dumps(str(s)) for s in suites)
+    site = "".join(f"    {json.dumps(line)},\n" for line in lines)
+    return f"{INI_TABLE}\ntestpaths = [{paths}]\n{SITE_KEY} = [\n{site}]\n"
+
+
+def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> None:
+    block = ini_block(found.suites, lines)
+    path = root / PYPROJECT
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if INI_TABLE in text:
+        out.write(
+            f"{SAY}{PYPROJECT} already has {INI_TABLE}: left as it is; add these lines to "
+            f"it:\n{block.split(chr(10), 1)[1]}"
+        )
+        return
+    sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+    path.write_text(text + sep + block, encoding="utf-8")
+    verb = "added" if text else "wrote"
+    out.write(f"{SAY}{verb} {INI_TABLE} to {PYPROJECT}: correct any guess in {SITE_KEY} there\n")

@@ -1,0 +1,84 @@
+"""A suite's site values (what a build's lit.site.cfg.py sets) kept in the pytest ini file."""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+from ..options import BY_NAME
+from .config import ini_values
+
+# The ini key: lines `NAME = VALUE`, set on the suite's config before its lit.cfg.py runs.
+SITE_KEY = BY_NAME["lit_site"].ini_name
+SITE_FILE = "lit.site.cfg.py"
+# Names that hold paths (CMake's *_obj_root, *_tools_dir, ...): relative to the ini's folder.
+PATH_ENDINGS = ("_root", "_dir", "_path")
+SITE_LINE_HINT = "write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar = True"
+
+_TEMPLATE = """\
+# Written by `mlirpipe init`: what a build's lit.site.cfg.py gives {config}, for `lit` and
+# `pytest` alike. The values are the {key} lines of {ini}: correct them there.
+# ruff: noqa: F821  (lit provides `config` and `lit_config`)
+import os
+
+from pytest_mlirpipe.filetests.site import load_site
+
+load_site(config, lit_config, __file__)
+{initialize}
+# Let the main config do the real work.
+lit_config.load_config(config, os.path.join(os.path.dirname(__file__), "{config}"))
+"""
+_INITIALIZE = """import lit.llvm
+
+lit.llvm.initialize(lit_config, config)
+"""
+
+
+class SiteValueError(ValueError):
+    """A line of the site key that is not NAME = VALUE."""
+
+
+def parse_site_line(line: str, base: Path) -> tuple[str, object]:
+    """(name, value) of `NAME = VALUE`: a Python literal (True, 3, 'text') or else the text;
+    a relative path under a path-like name is made absolute from `base`."""
+    name, sep, text = line.partition("=")
+    name, text = name.strip(), text.strip()
+    if not sep or not name.isidentifier():
+        raise SiteValueError(f"{SITE_KEY}: {line.strip()!r} is not NAME = VALUE")
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = text
+    if isinstance(value, str) and value and name.endswith(PATH_ENDINGS):
+        value = os.path.normpath(os.path.join(base, value))
+    return name, value
+
+
+def site_values(start: str | os.PathLike) -> dict[str, object]:
+    """The site values of the pytest ini file found from `start` (none without one)."""
+    found = ini_values(start)
+    if found is None:
+        return {}
+    values, base = found
+    return dict(parse_site_line(line, base) for line in values.get(SITE_KEY, []) if line.strip())
+
+
+def load_site(config, lit_config, site_file: str) -> None:
+    """Set the ini's site values on `config` (a generated lit.site.cfg.py calls this)."""
+    try:
+        values = site_values(Path(site_file).parent)
+    except SiteValueError as exc:
+        lit_config.fatal(f"{exc}\n  hint: {SITE_LINE_HINT}")
+    for name, value in values.items():
+        setattr(config, name, value)
+
+
+def site_file_text(config_name: str, ini_name: str, initialize: bool) -> str:
+    """The generated lit.site.cfg.py for a suite whose config is `config_name`."""
+    return _TEMPLATE.format(
+        config=config_name,
+        key=SITE_KEY,
+        ini=ini_name,
+        initialize=_INITIALIZE if initialize else "",
+    )

@@ -1,0 +1,165 @@
+"""`mlirpipe init` on a stand-in compiler repository, then pytest, pytest -n 2 and lit: the
+README's "Adopting it in an existing compiler repository", command by command."""
+
+from __future__ import annotations
+
+import io
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from foreign_repo import VERDICTS, build_foreign_repo, shadowed_path
+from litrun import lit_verdicts
+
+from pytest_mlirpipe.cli.main import run
+
+README = Path(__file__).parents[2] / "README.md"
+SECTION = "### Adopting it in an existing compiler repository"
+# lit's codes as pytest outcomes (junit: a failure, a skip, or neither).
+OUTCOME = {"PASS": "passed", "FAIL": "failed", "UNSUPPORTED": "skipped"}
+
+
+def readme_commands() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(SECTION) :]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    shadow = build_foreign_repo(pytester.path)
+    monkeypatch.setenv("PATH", shadowed_path(shadow))
+    return pytester
+
+
+def mlirpipe(*argv: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = run(list(argv), io.StringIO(), out, err)
+    return status, out.getvalue() + err.getvalue()
+
+
+def junit_outcomes(path: Path) -> dict[str, str]:
+    cases = ET.parse(path).getroot().iter("testcase")
+    return {c.get("name"): _outcome(c) for c in cases}
+
+
+def _outcome(case) -> str:
+    if case.find("failure") is not None or case.find("error") is not None:
+        return "failed"
+    return "skipped" if case.find("skipped") is not None else "passed"
+
+
+INIT_SAYS = [
+    "mlirpipe init: lit suite test/ (test/lit.cfg.py, 4 lit.local.cfg)",
+    "mlirpipe init: \\*-opt tools: build/bin/foo-opt",
+    "mlirpipe init: FileCheck: build/llvm/bin/FileCheck",
+    "mlirpipe init: config.foo_obj_root = build  (test/lit.cfg.py:13 reads it;"
+    " the build folder of build/bin/foo-opt)",
+    "mlirpipe init: config.llvm_tools_dir = build/llvm/bin  (test/lit.cfg.py:16 reads it;"
+    " where FileCheck is (build/llvm/bin/FileCheck))",
+    "mlirpipe init: config.foo_tools_dir = build/bin  (test/lit.cfg.py:19 reads it;"
+    " where foo-opt is)",
+    f"mlirpipe init: config.python_executable = {sys.executable}  (test/lit.cfg.py:20 reads"
+    " it; this Python)",
+    "mlirpipe init: config.enable_bindings_python = True  (test/lit.cfg.py:23 reads it;"
+    " features on)",
+    "mlirpipe init: config.enable_bar = True  (test/bar/lit.local.cfg:1 reads it; features on)",
+    "mlirpipe init: test/lit.cfg.py:16 uses llvm_config: the site config runs"
+    " lit.llvm.initialize first",
+    "mlirpipe init: wrote test/lit.site.cfg.py (sets the values above, then loads test/lit.cfg.py)",
+    "mlirpipe init: wrote [tool.pytest.ini_options] to pyproject.toml: correct any guess in"
+    " mlirpipe_lit_site there",
+    "mlirpipe init: now run: pytest, pytest -n 2, lit test",
+]
+
+
+def test_the_readme_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None:
+    commands = readme_commands()
+    assert commands == [
+        "pip install pytest-mlirpipe pytest-xdist lit",
+        "mlirpipe init",
+        "pytest",
+        "pytest -n 2",
+        "lit test",
+    ]
+    status, said = mlirpipe(*commands[1].split()[1:])
+    assert (status, said.splitlines()) == (0, [s.replace("\\*", "*") for s in INIT_SAYS])
+    serial = repo.runpytest("-p", "no:cacheprovider", "--junitxml=serial.xml")
+    parallel = repo.runpytest_subprocess(*commands[3].split()[1:], "--junitxml=xdist.xml")
+    codes, output = lit_verdicts(repo.path, *commands[4].split()[1:])
+    assert codes == VERDICTS, output
+    expected = {name: OUTCOME[code] for name, code in VERDICTS.items()}
+    assert junit_outcomes(repo.path / "serial.xml") == expected, serial.stdout.str()
+    assert junit_outcomes(repo.path / "xdist.xml") == expected, parallel.stdout.str()
+    assert "shadow" not in serial.stdout.str() + parallel.stdout.str() + output
+
+
+def test_without_init_collection_stops_with_the_configs_error_and_imports_nothing(repo) -> None:
+    result = repo.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [
+            "test/lit.cfg.py: lit could not load this suite's config: AttributeError:"
+            " 'TestingConfig' object has no attribute 'foo_obj_root'",
+            "  hint: this config reads what a build's lit.site.cfg.py sets: run `mlirpipe init`"
+            " in the repository to write one, or run the suite from the build folder",
+        ]
+    )
+    assert "ModuleNotFoundError" not in result.stdout.str()
+
+
+def test_init_twice_overwrites_nothing_and_prints_the_lines_to_add(repo) -> None:
+    mlirpipe("init")
+    site = (repo.path / "test" / "lit.site.cfg.py").read_text()
+    ini = (repo.path / "pyproject.toml").read_text()
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: test/lit.site.cfg.py exists: left as it is (remove it to have it"
+        " written again)" in said.splitlines()
+    )
+    added = ini.split("\n", 1)[1]
+    assert (
+        "mlirpipe init: pyproject.toml already has [tool.pytest.ini_options]: left as it is;"
+        f" add these lines to it:\n{added}" in said
+    )
+    assert (repo.path / "test" / "lit.site.cfg.py").read_text() == site
+    assert (repo.path / "pyproject.toml").read_text() == ini
+
+
+def test_init_adds_its_table_to_an_existing_pyproject(repo) -> None:
+    (repo.path / "pyproject.toml").write_text('[project]\nname = "foo"\n')
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added [tool.pytest.ini_options] to pyproject.toml: correct any guess in"
+        " mlirpipe_lit_site there" in said.splitlines()
+    )
+    text = (repo.path / "pyproject.toml").read_text()
+    assert text.startswith('[project]\nname = "foo"\n\n[tool.pytest.ini_options]\n')
+
+
+def test_init_outside_a_lit_suite_says_there_is_none(pytester: pytest.Pytester) -> None:
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert said == (
+        f"mlirpipe init: no lit.cfg.py under {pytester.path}: there is no lit suite to adopt\n"
+        "  hint: run it at the repository's root; a new suite needs no init (README: "
+        '"Using it from another compiler repository")\n'
+    )
+
+
+def test_a_malformed_site_line_is_reported_at_collection(repo) -> None:
+    mlirpipe("init")
+    ini = repo.path / "pyproject.toml"
+    ini.write_text(ini.read_text().replace('"enable_bar = True"', '"enable_bar"'))
+    result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
+    result.stdout.fnmatch_lines(
+        [
+            "test/lit.site.cfg.py: lit could not load this suite's config: mlirpipe_lit_site:"
+            " 'enable_bar' is not NAME = VALUE",
+            "  hint: write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar = True",
+        ]
+    )

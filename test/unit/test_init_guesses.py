@@ -1,0 +1,133 @@
+"""`mlirpipe init`'s reading of lit configs and its guesses, from strings."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from pytest_mlirpipe.cli.init import Found, _say_found, guess, ini_block
+from pytest_mlirpipe.filetests.needs import needs_of
+from pytest_mlirpipe.filetests.site import SiteValueError, parse_site_line
+
+NOTHING = Found(Path("/repo"), (Path("test"),), (), None, (), None)
+TOOLS = Found(
+    Path("/repo"),
+    (Path("test"),),
+    (),
+    Path("build"),
+    (Path("build/bin/foo-opt"),),
+    Path("/usr/lib/llvm-22/bin/FileCheck"),
+)
+
+
+def test_names_read_but_never_set_are_needed_in_order_of_first_use() -> None:
+    needs = needs_of(
+        [
+            ("lit.cfg.py", "config.a = config.x_obj_root\nconfig.suffixes = {'.mlir'}\n"),
+            ("sub/lit.local.cfg", "if not config.enable_y:\n    config.unsupported = True\n"),
+            ("b/lit.local.cfg", "config.a2 = getattr(config, 'maybe', 1)\nconfig.a\n"),
+        ]
+    )
+    assert [(n.name, n.path, n.line) for n in needs.attributes] == [
+        ("x_obj_root", "lit.cfg.py", 1),
+        ("enable_y", "sub/lit.local.cfg", 1),
+    ]
+    assert needs.llvm_initialize is None
+
+
+def test_llvm_config_without_initialize_is_a_need_and_so_is_its_tools_dir() -> None:
+    text = "from lit.llvm import llvm_config\n\nllvm_config.use_default_substitutions()\n"
+    needs = needs_of([("lit.cfg.py", text)])
+    assert [n.name for n in needs.attributes] == ["llvm_tools_dir"]
+    assert (needs.llvm_initialize.path, needs.llvm_initialize.line) == ("lit.cfg.py", 3)
+    initialized = needs_of([("lit.cfg.py", "import lit.llvm\nlit.llvm.initialize(a, b)\n" + text)])
+    assert initialized.llvm_initialize is None
+
+
+def test_setattr_counts_as_setting() -> None:
+    needs = needs_of([("c", "setattr(config, 'v_dir', 1)\nprint(config.v_dir)\n")])
+    assert needs.attributes == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "found", "expected"),
+    [
+        ("foo_obj_root", TOOLS, ("build", "the build folder of build/bin/foo-opt")),
+        ("foo_tools_dir", TOOLS, ("build/bin", "where foo-opt is")),
+        (
+            "llvm_tools_dir",
+            TOOLS,
+            ("/usr/lib/llvm-22/bin", "where FileCheck is (/usr/lib/llvm-22/bin/FileCheck)"),
+        ),
+        (
+            "foo_obj_root",
+            NOTHING,
+            ("build", "no *-opt tool found in a build folder: set it to your build folder"),
+        ),
+        (
+            "foo_tools_dir",
+            NOTHING,
+            ("", "no *-opt tool found in a build folder: set it to your tools' folder"),
+        ),
+        (
+            "llvm_tools_dir",
+            NOTHING,
+            ("", "no LLVM FileCheck found: set it to the folder of FileCheck, not and count"),
+        ),
+        ("foo_src_root", NOTHING, (".", "the repository")),
+        ("have_zlib", NOTHING, ("True", "features on")),
+        ("llvm_shlib_ext", NOTHING, (".so", "this platform's")),
+        ("frobnicate_level", NOTHING, ("", "no guess: set it")),
+    ],
+)
+def test_each_name_gets_a_guess_and_the_reason_for_it(name, found, expected) -> None:
+    assert guess(name, found) == expected
+
+
+def test_host_os_is_this_machines() -> None:
+    import platform
+
+    assert guess("host_os", NOTHING) == (platform.system(), "this machine")
+
+
+def test_missing_tools_are_said() -> None:
+    out = io.StringIO()
+    _say_found(NOTHING, out)
+    assert out.getvalue().splitlines() == [
+        "mlirpipe init: lit suite test/ (test/lit.cfg.py, 0 lit.local.cfg)",
+        "mlirpipe init: no *-opt tool in a build folder (build*/**/bin/*-opt)",
+        "mlirpipe init: no LLVM FileCheck found (install LLVM's tools, e.g. llvm-22-tools)",
+    ]
+
+
+def test_the_ini_block_is_toml_with_one_line_per_value() -> None:
+    block = ini_block((Path("test"),), ['a_dir = "x y"', "b = True"])
+    assert block == (
+        '[tool.pytest.ini_options]\ntestpaths = ["test"]\nmlirpipe_lit_site = [\n'
+        '    "a_dir = \\"x y\\"",\n    "b = True",\n]\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("foo_obj_root = build", ("foo_obj_root", "/repo/build")),
+        ("llvm_tools_dir = /usr/lib/llvm-22/bin", ("llvm_tools_dir", "/usr/lib/llvm-22/bin")),
+        ("enable_bar = True", ("enable_bar", True)),
+        ("jobs = 3", ("jobs", 3)),
+        ("host_os = Linux", ("host_os", "Linux")),
+        ("name = 'a b'", ("name", "a b")),
+        ("empty_dir =", ("empty_dir", "")),
+    ],
+)
+def test_site_lines_are_literals_or_text_and_paths_are_from_the_ini(line, expected) -> None:
+    assert parse_site_line(line, Path("/repo")) == expected
+
+
+@pytest.mark.parametrize("line", ["enable_bar", "9x = 1", " = 2"])
+def test_a_site_line_that_is_not_name_equals_value_is_refused(line) -> None:
+    with pytest.raises(SiteValueError) as info:
+        parse_site_line(line, Path("/repo"))
+    assert str(info.value) == f"mlirpipe_lit_site: {line.strip()!r} is not NAME = VALUE"
