@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import shutil
 import statistics
@@ -25,8 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from runner import lit_verdicts, pytest_verdicts  # bench/runner.py, beside this script
 
 LLVM_FILECHECK = "/usr/lib/llvm-22/bin/FileCheck"
 LIT_CFG = """\
@@ -134,38 +134,6 @@ def make_suite(root: Path, small: int, large: int, chunks: int, with_hypothesis:
     for i in range(large):
         n = 2 * chunks * (large - i) // large  # uneven: 2x --chunks down to a few
         (test / f"big{i:02d}.mlir").write_text(large_file(i, n))
-
-
-LIT_TO_PYTEST = {
-    "PASS": "passed",
-    "FAIL": "failed",
-    "XPASS": "failed",
-    "UNRESOLVED": "failed",
-    "TIMEOUT": "failed",
-    "XFAIL": "xfailed",
-    "UNSUPPORTED": "skipped",
-}
-
-
-def lit_verdicts(stdout: str) -> dict[str, str]:
-    return {
-        m.group(2): LIT_TO_PYTEST[m.group(1)]
-        for m in re.finditer(r"^(\w+): mlirpipe :: (\S+\.mlir) \(", stdout, re.MULTILINE)
-    }
-
-
-def pytest_verdicts(xml: Path) -> dict[str, str]:
-    out = {}
-    for case in ET.parse(xml).getroot().iter("testcase"):
-        skipped = case.find("skipped")
-        if case.find("failure") is not None or case.find("error") is not None:
-            outcome = "failed"
-        elif skipped is not None:
-            outcome = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
-        else:
-            outcome = "passed"
-        out[case.get("name")] = outcome
-    return out
 
 
 def _busy_jiffies() -> int:

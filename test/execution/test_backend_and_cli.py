@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 import torch
+from cli_run import MODEL, run_cli
 
 from pytest_mlirpipe.backend import make_backend
-from pytest_mlirpipe.cli.main import run
 
 
 def test_torch_compile_backend_matches_eager() -> None:
@@ -34,24 +33,10 @@ def test_torch_compile_backend_runs_a_chosen_pipeline_with_several_results() -> 
     torch.testing.assert_close(total, (a - b).sum())
 
 
-MODEL = (
-    "import torch\n\n"
-    "class MM(torch.nn.Module):\n"
-    "    def forward(self, a, b):\n"
-    "        return a @ b\n"
-)
-
-
-def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = run(argv, io.StringIO(), out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_run_prints_one_row_per_pipeline_and_writes_json(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(MODEL)
     report = tmp_path / "out.json"
-    code, out, err = _run(
+    code, out, err = run_cli(
         [
             "run",
             f"{tmp_path}/m.py::MM",
@@ -85,7 +70,7 @@ def test_run_prints_one_row_per_pipeline_and_writes_json(tmp_path: Path) -> None
 
 def test_run_without_inputs_for_a_torch_model_says_what_to_give(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(MODEL)
-    code, _, err = _run(["run", f"{tmp_path}/m.py::MM"])
+    code, _, err = run_cli(["run", f"{tmp_path}/m.py::MM"])
     assert code == 2
     assert "error: a PyTorch model needs --inputs, the shapes to run it with" in err
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
@@ -10,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 from cases import HAS_OPENBLAS, NO_OPENBLAS
+from cli_run import MODEL, run_cli
 
-from pytest_mlirpipe.cli.main import run
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
 from pytest_mlirpipe.execution.compare import Rule
 from pytest_mlirpipe.execution.frontends import import_torch
@@ -241,23 +240,10 @@ def test_the_unedited_lowerings_pass(checker) -> None:
 
 # ---- `mlirpipe run --rtol/--atol` ---------------------------------------------------------------
 
-MODEL = (
-    "import torch\n\n"
-    "class MM(torch.nn.Module):\n"
-    "    def forward(self, a, b):\n"
-    "        return a @ b\n"
-)
-
-
-def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = run(argv, io.StringIO(), out, err)
-    return code, out.getvalue(), err.getvalue()
-
 
 def test_run_passes_a_256_matmul_by_the_default_rule(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(MODEL)
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["run", f"{tmp_path}/m.py::MM", "--inputs", "256x256xf32,256x256xf32", "--no-time"]
     )
     assert code == 0, err
@@ -267,15 +253,15 @@ def test_run_passes_a_256_matmul_by_the_default_rule(tmp_path: Path) -> None:
 def test_run_judges_by_a_given_rtol_and_atol(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(MODEL)
     argv = ["run", f"{tmp_path}/m.py::MM", "--inputs", "64x64xf32,64x64xf32", "--no-time"]
-    code, _, err = _run([*argv, "--rtol", "0", "--atol", "0"])
+    code, _, err = run_cli([*argv, "--rtol", "0", "--atol", "0"])
     assert code == 1
     assert "beyond the given rtol=0, atol=0" in err
-    assert _run([*argv, "--rtol", "1e-3", "--atol", "1e-3"])[0] == 0
+    assert run_cli([*argv, "--rtol", "1e-3", "--atol", "1e-3"])[0] == 0
 
 
 def test_run_refuses_a_negative_tolerance(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(MODEL)
-    code, _, err = _run(
+    code, _, err = run_cli(
         ["run", f"{tmp_path}/m.py::MM", "--inputs", "2x2xf32,2x2xf32", "--atol", "-1"]
     )
     assert code == 2
