@@ -82,3 +82,22 @@ def test_an_unknown_order_is_refused_with_the_choices(suite):
     result.stderr.fnmatch_lines(
         ["*mlirpipe: mlirpipe_order must be one of smart, lexical, got 'random'*"]
     )
+
+
+def test_under_xdist_the_two_longest_files_start_first_one_on_each_worker(pytester):
+    """xdist's own first batches hand consecutive tests to one worker (the two longest to the
+    same one); in smart order they are dealt one at a time, as lit's workers take files."""
+    (pytester.path / "lit.cfg.py").write_text(LIT_CFG)
+    pytester.makeini("[pytest]\nmlirpipe_isolation = subprocess\n")
+    log = pytester.path / "started"
+    note = f"%python -c \"open(r'{log}', 'a').write('%{{name}}\\n')\""
+    names = [f"f{i}" for i in range(6)]
+    for name in names:
+        text = f"// DEFINE: %{{name}} = {name}\n// RUN: {note}\n// RUN: echo ok | filecheck %s\n"
+        pytester.makefile(".mlir", **{name: text + "// CHECK: ok\n"})
+    pytester.runpytest().assert_outcomes(passed=6)
+    _record(suite=pytester, seconds={"f4.mlir": 9.0, "f5.mlir": 8.0})  # the last two collected
+    log.unlink()
+    pytester.runpytest("-n", "2").assert_outcomes(passed=6)
+    started = log.read_text().split()
+    assert set(started[:2]) == {"f4", "f5"}, started
