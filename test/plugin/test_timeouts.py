@@ -25,6 +25,8 @@ import os
 import subprocess
 import sys
 
+import psutil
+
 PRINT = "import time\\nwhile True:\\n    print('still here', flush=True)\\n    time.sleep(0.01)"
 SLEEP = "import time; time.sleep(300)"
 mode = sys.argv[2]
@@ -32,7 +34,9 @@ quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL} if mode == 
 code = PRINT if mode in ("print", "orphan") else SLEEP
 child = subprocess.Popen([sys.executable, "-c", code], **quiet)
 with open(sys.argv[1], "a") as f:
-    f.write(f"{os.getpid()} {child.pid}\\n")
+    # each pid with its start time: a pid the kernel hands out again is another process
+    for pid in (os.getpid(), child.pid):
+        f.write(f"{pid}@{psutil.Process(pid).create_time()!r}\\n")
 if mode in ("sleep", "print"):
     child.wait()
 '''
@@ -73,17 +77,21 @@ def suite(pytester: pytest.Pytester):
             p.kill()
 
 
-def _recorded(pids: Path) -> list[int]:
-    return [int(n) for n in pids.read_text().split()] if pids.exists() else []
+def _recorded(pids: Path) -> list[tuple[int, float]]:
+    """(pid, start time) of each process the tools noted in `pids`."""
+    if not pids.exists():
+        return []
+    return [(int(p), float(t)) for p, t in (w.split("@") for w in pids.read_text().split())]
 
 
-def _alive(pids: list[int]) -> list[psutil.Process]:
-    """The processes among `pids` that still run (a zombie has ended)."""
+def _alive(recorded: list[tuple[int, float]]) -> list[psutil.Process]:
+    """The recorded processes that still run (a zombie has ended; a pid now held by a process
+    started at another time, after the kernel reused it, is not one of them)."""
     found = []
-    for pid in pids:
+    for pid, started in recorded:
         with contextlib.suppress(psutil.Error):
             p = psutil.Process(pid)
-            if p.status() != psutil.STATUS_ZOMBIE:
+            if p.create_time() == started and p.status() != psutil.STATUS_ZOMBIE:
                 found.append(p)
     return found
 
