@@ -16,7 +16,9 @@ from ..errors import MlirpipeError, Problem
 from . import runtime
 from .signature import EntrySignature, TensorType, tensor_as_numpy
 
-CONSUME_PREFIX = "refbackend_consume_func_return_"
+# RefBackend's result callback: `refbackend_consume_func_return_<types>`, or without a suffix
+# for an entry point with no results.
+CONSUME_NAME = "refbackend_consume_func_return"
 CIFACE = "_mlir_ciface_"
 # What memref.get_global puts in a descriptor's `allocated` field: never to be freed.
 _GLOBAL_SENTINEL = 0xDEADBEEF
@@ -61,7 +63,9 @@ def detect_abi(llvm_ir: str, signature: EntrySignature) -> EntryAbi:
                 "refback-munge-calling-conventions",
             )
         )
-    consumers = [f for f in funcs if f.startswith(CIFACE + CONSUME_PREFIX)]
+    consumers = [
+        f for f in funcs if f == CIFACE + CONSUME_NAME or f.startswith(CIFACE + CONSUME_NAME + "_")
+    ]
     if consumers:
         return EntryAbi(Abi.CALLBACK, name, consumers[0][len(CIFACE) :])
     params, _ = funcs[CIFACE + name]

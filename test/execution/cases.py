@@ -190,6 +190,13 @@ class ItemScale(nn.Module):
         return x * int(n) + n.item()
 
 
+class NoResults(nn.Module):
+    """Returns nothing: RefBackend calls a result callback without a type suffix."""
+
+    def forward(self, x: torch.Tensor) -> tuple[()]:
+        return ()
+
+
 class WritesInputs(nn.Module):
     """Writes to two inputs and a buffer: each comes back as a result (after the call)."""
 
@@ -332,6 +339,7 @@ CASES: list[Case] = [
         inputs(randn(3), lambda g: torch.tensor(3)),
         pipelines=("refbackend",),
     ),
+    Case("no-results", NoResults, inputs(randn(3)), pipelines=("refbackend",)),
     Case("writes-inputs", WritesInputs, inputs(randn(3), randn(3)), pipelines=("refbackend",)),
     Case(
         "adaptive-max-pool-legal",
