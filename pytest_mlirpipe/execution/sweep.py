@@ -53,7 +53,7 @@ def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str)
     except ExecutionMismatch as exc:
         outcomes = list(exc.outcomes)
     except MlirpipeError as exc:
-        return classify_error(exc.format())
+        return classify_error(exc)
     except Exception as exc:
         return classify_exception(exc)
     return classify_outcome(outcomes[0])

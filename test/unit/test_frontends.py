@@ -16,6 +16,7 @@ from pytest_mlirpipe.execution.model_file import (
     load_model,
     parse_input_spec,
 )
+from pytest_mlirpipe.execution.refusal import COMPILER, TORCH, refusal_of
 
 torch = pytest.importorskip("torch")
 
@@ -298,6 +299,8 @@ def test_a_module_torch_export_cannot_trace_says_so_with_torchs_first_line():
         "\n  hint: torch.export traces forward() once with the example inputs: branch on "
         "tensor values with torch.cond" in text
     )
+    refusal = refusal_of(info.value)
+    assert (refusal.by, refusal.stage) == (TORCH, "export")
 
 
 def test_a_module_that_cannot_be_lowered_names_the_op_and_its_source_line():
@@ -313,6 +316,12 @@ def test_a_module_that_cannot_be_lowered_names_the_op_and_its_source_line():
     assert problem.hint == (
         "import it with to='torch' (`--to torch`) and run "
         "`mlirpipe stages FILE --pipeline torch-to-linalg` to see the failing pass"
+    )
+    refusal = refusal_of(info.value)
+    assert (refusal.by, refusal.stage, refusal.pass_name) == (
+        COMPILER,
+        "import",
+        "torch-backend-to-linalg-on-tensors-backend-pipeline",
     )
 
 
