@@ -62,8 +62,22 @@ def numpy_dtype(dtype: str) -> np.dtype:
     return np.dtype(ml_dtypes.bfloat16)
 
 
+class DenseOnlyError(MlirpipeError):
+    """A sparse (or otherwise non-strided) torch tensor met the boundary to compiled code."""
+
+
 def tensor_as_numpy(tensor: Any) -> np.ndarray:
     """A torch tensor's values as a numpy array (bfloat16 through ml_dtypes, bit for bit)."""
+    layout = str(getattr(tensor, "layout", "strided")).removeprefix("torch.")
+    if layout != "strided":
+        raise DenseOnlyError(
+            Problem(
+                f"a {layout} tensor cannot cross to compiled code: execution tests pass and "
+                "compare dense (strided) tensors only",
+                hint="give the model dense inputs and results (tensor.to_dense()); sparse "
+                "tensors need torch-mlir's sparse compiler and its own runtime",
+            )
+        )
     t = tensor.detach().cpu().resolve_conj().resolve_neg()
     dtype = str(t.dtype).removeprefix("torch.")
     if dtype == "bfloat16":

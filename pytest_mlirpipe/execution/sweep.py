@@ -42,6 +42,7 @@ class SweepSettings:
 def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str) -> Verdict:
     """The verdict of one op module through one pipeline (run in a contained child)."""
     from .check import ExecutionMismatch
+    from .signature import DenseOnlyError
 
     randomness = _random_results(module, inputs)
     if randomness is not None:
@@ -52,11 +53,31 @@ def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str)
             outcomes = checker.check(module, *inputs, pipelines=[pipeline], time_it=False)
     except ExecutionMismatch as exc:
         outcomes = list(exc.outcomes)
+    except DenseOnlyError as exc:
+        return _dense_only(checker, module, inputs, pipeline, exc)
     except MlirpipeError as exc:
         return classify_error(exc)
     except Exception as exc:
         return classify_exception(exc)
     return classify_outcome(outcomes[0])
+
+
+def _dense_only(
+    checker: Any, module: Any, inputs: Sequence[Any], pipeline: str, exc: MlirpipeError
+) -> Verdict:
+    """A sparse input or result, which the harness cannot pass or compare: when torch-mlir
+    (or the pipeline) refuses the model anyway, that is the verdict; else it is HARNESS."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            checker.compile(module, *inputs, pipeline=pipeline)
+    except MlirpipeError as refused:
+        verdict = classify_error(refused)
+        if verdict.verdict != "HARNESS":
+            return verdict
+    except Exception:  # then the harness's own limit is the verdict
+        pass
+    return classify_error(exc)
 
 
 def _random_results(module: Any, inputs: Sequence[Any]) -> Verdict | None:

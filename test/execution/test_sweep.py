@@ -13,8 +13,10 @@ import pytest
 import torch
 
 from pytest_mlirpipe.cli.main import run
+from pytest_mlirpipe.errors import Problem
 from pytest_mlirpipe.execution import opinfo, sweep
 from pytest_mlirpipe.execution.check import ModelChecker
+from pytest_mlirpipe.execution.signature import DenseOnlyError
 from pytest_mlirpipe.execution.verdicts import VERDICTS, Verdict
 
 pytest.importorskip("expecttest", reason="torch's OpInfo catalogue needs expecttest")
@@ -163,3 +165,36 @@ def test_without_expecttest_the_catalogue_says_what_to_install(monkeypatch):
         "\n  hint: it needs the 'expecttest' package: pip install expecttest "
         "(or pip install -e '.[all]')"
     )
+
+
+class _SampledAddmm(torch.nn.Module):
+    def forward(self, s, a, b):
+        return torch.sparse.sampled_addmm(s, a, b)
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_a_sparse_model_the_compiler_refuses_is_not_lowered_not_harness(tmp_path):
+    checker = ModelChecker(cache_dir=None, isolation="none", work_dir=tmp_path)
+    sparse = torch.eye(2).to_sparse_csr()
+    try:
+        v = sweep.check_entry(
+            checker, _SampledAddmm(), [sparse, torch.ones(2, 2), torch.ones(2, 2)], "tosa"
+        )
+    finally:
+        checker.close()
+    assert (v.verdict, v.stage, v.pass_name) == (
+        "NOT-LOWERED",
+        "import",
+        "torch-backend-to-tosa-backend-pipeline",
+    )
+    assert "torch.aten.sparse_sampled_addmm" in v.detail
+
+
+def test_a_sparse_model_the_compiler_takes_is_the_harness_limit(tmp_path):
+    class Compiles:
+        def compile(self, *args, **kwargs):
+            return None
+
+    refused = DenseOnlyError(Problem("a sparse_csr tensor cannot cross to compiled code"))
+    v = sweep._dense_only(Compiles(), None, [], "tosa", refused)
+    assert v == Verdict("HARNESS", "a sparse_csr tensor cannot cross to compiled code")
