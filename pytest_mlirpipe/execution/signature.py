@@ -62,15 +62,15 @@ def numpy_dtype(dtype: str) -> np.dtype:
     return np.dtype(ml_dtypes.bfloat16)
 
 
-class DenseOnlyError(MlirpipeError):
-    """A sparse (or otherwise non-strided) torch tensor met the boundary to compiled code."""
+class BoundaryError(MlirpipeError):
+    """A torch tensor that cannot cross to compiled code: sparse, or no numpy dtype."""
 
 
 def tensor_as_numpy(tensor: Any) -> np.ndarray:
     """A torch tensor's values as a numpy array (bfloat16 through ml_dtypes, bit for bit)."""
     layout = str(getattr(tensor, "layout", "strided")).removeprefix("torch.")
     if layout != "strided":
-        raise DenseOnlyError(
+        raise BoundaryError(
             Problem(
                 f"a {layout} tensor cannot cross to compiled code: execution tests pass and "
                 "compare dense (strided) tensors only",
@@ -87,7 +87,7 @@ def tensor_as_numpy(tensor: Any) -> np.ndarray:
     try:
         return t.numpy()
     except TypeError:
-        raise MlirpipeError(
+        raise BoundaryError(
             Problem(
                 f"a torch.{dtype} tensor has no numpy counterpart, so execution tests cannot "
                 "pass it to compiled code or compare it",

@@ -42,7 +42,7 @@ class SweepSettings:
 def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str) -> Verdict:
     """The verdict of one op module through one pipeline (run in a contained child)."""
     from .check import ExecutionMismatch
-    from .signature import DenseOnlyError
+    from .signature import BoundaryError
 
     randomness = _random_results(module, inputs)
     if randomness is not None:
@@ -53,8 +53,8 @@ def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str)
             outcomes = checker.check(module, *inputs, pipelines=[pipeline], time_it=False)
     except ExecutionMismatch as exc:
         outcomes = list(exc.outcomes)
-    except DenseOnlyError as exc:
-        return _dense_only(checker, module, inputs, pipeline, exc)
+    except BoundaryError as exc:
+        return _beyond_the_boundary(checker, module, inputs, pipeline, exc)
     except MlirpipeError as exc:
         return classify_error(exc)
     except Exception as exc:
@@ -62,11 +62,12 @@ def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str)
     return classify_outcome(outcomes[0])
 
 
-def _dense_only(
+def _beyond_the_boundary(
     checker: Any, module: Any, inputs: Sequence[Any], pipeline: str, exc: MlirpipeError
 ) -> Verdict:
-    """A sparse input or result, which the harness cannot pass or compare: when torch-mlir
-    (or the pipeline) refuses the model anyway, that is the verdict; else it is HARNESS."""
+    """An input or result the harness cannot pass or compare (sparse, or with no numpy
+    dtype): when torch-mlir (or the pipeline) refuses the model anyway, that is the verdict;
+    else it is HARNESS."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

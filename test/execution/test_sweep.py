@@ -16,7 +16,7 @@ from pytest_mlirpipe.cli.main import run
 from pytest_mlirpipe.errors import Problem
 from pytest_mlirpipe.execution import opinfo, sweep
 from pytest_mlirpipe.execution.check import ModelChecker
-from pytest_mlirpipe.execution.signature import DenseOnlyError
+from pytest_mlirpipe.execution.signature import BoundaryError
 from pytest_mlirpipe.execution.verdicts import VERDICTS, Verdict
 
 pytest.importorskip("expecttest", reason="torch's OpInfo catalogue needs expecttest")
@@ -195,6 +195,21 @@ def test_a_sparse_model_the_compiler_takes_is_the_harness_limit(tmp_path):
         def compile(self, *args, **kwargs):
             return None
 
-    refused = DenseOnlyError(Problem("a sparse_csr tensor cannot cross to compiled code"))
-    v = sweep._dense_only(Compiles(), None, [], "tosa", refused)
+    refused = BoundaryError(Problem("a sparse_csr tensor cannot cross to compiled code"))
+    v = sweep._beyond_the_boundary(Compiles(), None, [], "tosa", refused)
     assert v == Verdict("HARNESS", "a sparse_csr tensor cannot cross to compiled code")
+
+
+class _Chalf(torch.nn.Module):
+    def forward(self, x):
+        return x.chalf()
+
+
+def test_a_result_numpy_cannot_hold_is_not_lowered_when_the_compiler_refuses_it(tmp_path):
+    checker = ModelChecker(cache_dir=None, isolation="none", work_dir=tmp_path)
+    try:
+        v = sweep.check_entry(checker, _Chalf(), [torch.ones(3)], "tosa")
+    finally:
+        checker.close()
+    assert (v.verdict, v.stage) == ("NOT-LOWERED", "import")
+    assert "complex<f16>" in v.detail
