@@ -14,7 +14,14 @@ import numpy as np
 
 from ..errors import MlirpipeError, Problem
 from . import runtime
-from .signature import EntrySignature, TensorType, tensor_as_numpy
+from .signature import (
+    COMPLEX32,
+    EntrySignature,
+    TensorType,
+    from_complex32,
+    tensor_as_numpy,
+    to_complex32,
+)
 
 # RefBackend's result callback: `refbackend_consume_func_return_<types>`, or without a suffix
 # for an entry point with no results.
@@ -206,6 +213,8 @@ def to_numpy(value: Any, t: TensorType, position: int) -> np.ndarray:
         value = tensor_as_numpy(value)
     array = np.asarray(value)
     want = np.dtype(t.numpy_dtype)
+    if want == COMPLEX32 and array.dtype.kind == "c":
+        array = to_complex32(array)
     if array.dtype != want:
         raise MlirpipeError(
             Problem(
@@ -423,7 +432,10 @@ class NativeFunction:
 
     def _take_outputs(self) -> list[np.ndarray]:
         results = self.signature.results
-        outs = [o[()] if t.scalar else o for o, t in zip(self.outputs(), results, strict=True)]
+        outs = [
+            from_complex32(o) if o.dtype == COMPLEX32 else o[()] if t.scalar else o
+            for o, t in zip(self.outputs(), results, strict=True)
+        ]
         self._outputs = [None] * len(results)
         return outs
 

@@ -241,6 +241,20 @@ class ComplexOps(nn.Module):
         return z * z, w * w, torch.view_as_real(z), torch.complex(re, im)
 
 
+class Complex32(nn.Module):
+    """A complex32 result (complex<f16>, which numpy lacks): chalf()."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.chalf()
+
+
+class Complex32In(nn.Module):
+    """A complex32 input, taken apart into its float16 halves."""
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return torch.view_as_real(z)
+
+
 class ItemResults(nn.Module):
     """Python scalars out: a float (f64) and an int (i64) from .item(), next to a tensor."""
 
@@ -373,6 +387,14 @@ CASES: list[Case] = [
             "tosa": "torch-mlir's torch-to-tosa (import to tosa) does not legalize "
             "aten.mul.Tensor on complex tensors"
         },
+    ),
+    Case("complex32", Complex32, inputs(randn(5)), pipelines=BASE),
+    Case(
+        "complex32-in",
+        Complex32In,
+        inputs(lambda g: torch.randn(4, generator=g, dtype=torch.complex64).chalf()),
+        # refbackend's refback-munge-calling-conventions rejects complex<f16> arguments
+        pipelines=("refbackend-dps",),
     ),
     Case(
         "item-results",
