@@ -253,10 +253,13 @@ def run_sweep(
     results_path: Path,
     jobs: int = 1,
     progress: Callable[[int, int, Unit, list[EntryResult]], None] | None = None,
+    redo: frozenset[str] = frozenset(),
 ) -> int:
     """Check every unit not yet in `results_path`, appending each unit's results as it ends;
-    `jobs` worker processes (1: in this process). Returns how many units ran."""
-    todo = _done_by_unit(units, settings.pipelines, read_results(results_path))
+    an entry held with a verdict in `redo` is checked again (its new line wins). `jobs`
+    worker processes (1: in this process). Returns how many units ran."""
+    held = [key for key, r in read_results(results_path).items() if r.verdict not in redo]
+    todo = _done_by_unit(units, settings.pipelines, held)
     if not todo:
         return 0
     results_path.parent.mkdir(parents=True, exist_ok=True)

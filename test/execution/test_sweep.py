@@ -147,6 +147,11 @@ def test_a_worker_that_dies_outside_an_entry_stops_the_sweep_with_a_resume_hint(
         (["--dtypes", "float33"], "mlirpipe: error: unknown dtype 'float33'\n  hint: a torch"),
         (["--jobs", "0"], "mlirpipe: error: --jobs must be at least 1 (got 0)\n"),
         (["--pipeline", "nope"], "error: unknown pipeline 'nope'\n  hint: "),
+        (
+            ["--redo", "HARNESS,FAIL"],
+            "mlirpipe: error: --redo takes verdicts, not 'FAIL'\n  hint: one or more of PASS, "
+            "MISMATCH, NOT-LOWERED, CRASH, TORCH, HARNESS, comma-separated\n",
+        ),
     ],
 )
 def test_bad_sweep_arguments_are_refused_before_anything_runs(tmp_path, argv, message):
@@ -213,3 +218,14 @@ def test_a_result_numpy_cannot_hold_is_not_lowered_when_the_compiler_refuses_it(
         checker.close()
     assert (v.verdict, v.stage) == ("NOT-LOWERED", "import")
     assert "complex<f16>" in v.detail
+
+
+def test_redo_checks_again_the_entries_with_those_verdicts(tmp_path):
+    path = tmp_path / "r.jsonl"
+    old = {"op": "add", "dtype": "float32", "sample": 0, "pipeline": "tosa", "verdict": "HARNESS"}
+    path.write_text(json.dumps(old) + "\n")
+    units = opinfo.select_units(["add"], ["float32"], 1, None)
+    settings = sweep.SweepSettings(("tosa",), work_dir=str(tmp_path / "work"))
+    assert sweep.run_sweep(units, settings, path, redo=frozenset({"MISMATCH"})) == 0
+    assert sweep.run_sweep(units, settings, path, redo=frozenset({"HARNESS"})) == 1
+    assert [r.verdict for r in sweep.read_results(path).values()] == ["PASS"]
