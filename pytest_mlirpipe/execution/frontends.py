@@ -8,6 +8,7 @@ import io
 import logging
 import os
 import time
+import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
@@ -611,9 +612,32 @@ def _fx_import(
             ),
             Refusal(COMPILER, "import", f"torch-backend-to-{output_type}-backend-pipeline", why),
         ) from None
+    except Exception as exc:
+        refused = _importer_refusal(exc, what)
+        if refused is None:
+            raise
+        raise refused from None
     finally:
         handler.detach()
     return print_ir(imported.operation)
+
+
+def _importer_refusal(exc: Exception, what: str) -> RefusedError | None:
+    """An exception torch-mlir's FX importer raised from its own code (say a KeyError for a
+    dtype its tables lack) as its refusal of the model; None when it rose elsewhere."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or "torch_mlir" not in frames[-1].filename:
+        return None
+    why = f"{type(exc).__name__}: {first_line(exc)} (in torch-mlir's {frames[-1].name})"
+    return RefusedError(
+        Problem(
+            f"module '{what}' was exported but torch-mlir's FX importer failed on it: {why}",
+            hint="the FX importer cannot express something in this graph (an op, a dtype, a "
+            "literal): torch-mlir's limit; torch_mlir.fx.export_and_import(model, *inputs) "
+            "shows its traceback",
+        ),
+        Refusal(COMPILER, "import", reason=f"FX importer: {why}"),
+    )
 
 
 @contextlib.contextmanager
