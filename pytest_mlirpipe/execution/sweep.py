@@ -44,9 +44,9 @@ def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str)
     from .check import ExecutionMismatch
     from .signature import BoundaryError
 
-    randomness = _random_results(module, inputs)
-    if randomness is not None:
-        return randomness
+    undefined = _nothing_to_compare(module, inputs)
+    if undefined is not None:
+        return undefined
     try:
         with warnings.catch_warnings():  # torch's deprecation notes about the samples' ops
             warnings.simplefilter("ignore")
@@ -81,30 +81,42 @@ def _beyond_the_boundary(
     return classify_error(exc)
 
 
-def _random_results(module: Any, inputs: Sequence[Any]) -> Verdict | None:
-    """TORCH when torch eager calls a random op (an ATen op tagged nondeterministic_seeded):
-    there is nothing to compare with. An eager failure is left to the checker to report."""
+# ATen ops whose results are uninitialized memory: a model made of these alone returns
+# nothing defined to compare with.
+_UNINITIALIZED = ("aten.empty", "aten.new_empty")
+
+
+def _nothing_to_compare(module: Any, inputs: Sequence[Any]) -> Verdict | None:
+    """TORCH when torch eager calls a random op (an ATen op tagged nondeterministic_seeded),
+    or calls nothing but ops that make uninitialized tensors (torch.empty & co.): there is
+    nothing to compare with. An eager failure is left to the checker to report."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    class RandomOps(TorchDispatchMode):
+    class SeenOps(TorchDispatchMode):
         def __init__(self) -> None:
             super().__init__()
-            self.seen: list[str] = []
+            self.calls: list[str] = []
+            self.random: list[str] = []
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls.append(str(func))
             if torch.Tag.nondeterministic_seeded in func.tags:
-                self.seen.append(str(func))
+                self.random.append(str(func))
             return func(*args, **(kwargs or {}))
 
+    cloned = [x.clone() for x in inputs]
     try:
-        with warnings.catch_warnings(), torch.no_grad(), RandomOps() as mode:
+        with warnings.catch_warnings(), torch.no_grad(), SeenOps() as mode:
             warnings.simplefilter("ignore")
-            module(*[x.clone() for x in inputs])
+            module(*cloned)
     except Exception:
         return None
-    if mode.seen:
-        return Verdict("TORCH", f"random: torch eager calls {mode.seen[0]}", "eager")
+    if mode.random:
+        return Verdict("TORCH", f"random: torch eager calls {mode.random[0]}", "eager")
+    if mode.calls and all(c.startswith(_UNINITIALIZED) for c in mode.calls):
+        why = f"undefined: torch eager returns uninitialized memory ({mode.calls[0]})"
+        return Verdict("TORCH", why, "eager")
     return None
 
 

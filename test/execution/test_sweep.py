@@ -96,14 +96,33 @@ class _Random(torch.nn.Module):
         return torch.rand_like(x)
 
 
+class _Empty(torch.nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x)
+
+
+class _EmptyThenFilled(torch.nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x).fill_(2.0)
+
+
 @pytest.mark.parametrize(
     ("model", "verdict"),
     [
         (_FailsInEager(), Verdict("TORCH", "ValueError: no eager for you", "eager")),
         (_Random(), Verdict("TORCH", "random: torch eager calls aten.rand_like.default", "eager")),
+        (
+            _Empty(),
+            Verdict(
+                "TORCH",
+                "undefined: torch eager returns uninitialized memory (aten.empty_like.default)",
+                "eager",
+            ),
+        ),
+        (_EmptyThenFilled(), Verdict("PASS", max_abs=0.0)),
     ],
 )
-def test_what_torch_cannot_do_is_kept_apart_from_harness(model, verdict):
+def test_what_torch_cannot_do_is_kept_apart_from_harness_and_pass(model, verdict):
     checker = ModelChecker(cache_dir=None, isolation="none")
     try:
         assert sweep.check_entry(checker, model, [torch.ones(3)], "refbackend") == verdict
