@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,12 @@ def test_redo_checks_again_the_entries_with_those_verdicts(tmp_path):
     assert sweep.run_sweep(units, settings, path, redo=frozenset({"MISMATCH"})) == 0
     assert sweep.run_sweep(units, settings, path, redo=frozenset({"HARNESS"})) == 1
     assert [r.verdict for r in sweep.read_results(path).values()] == ["PASS"]
+
+
+def test_samples_are_made_without_torchs_beta_notes():
+    info = opinfo.find_op("sparse.sampled_addmm")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        (sample,) = opinfo.samples_of(info, "float32", 1)
+    assert sample.input.layout == torch.sparse_csr
+    assert [str(w.message) for w in seen] == []
