@@ -189,6 +189,13 @@ def _add_sweep(sub) -> None:
     sw.add_argument(
         "--top", type=int, default=10, metavar="N", help="HARNESS causes to list (default 10)"
     )
+    sw.add_argument(
+        "--redo",
+        default="",
+        metavar="V[,V2]",
+        help="check again the entries the results file gives these verdicts (e.g. HARNESS, "
+        "after a fix); the new verdicts replace them",
+    )
     add_cli_options(sw, "pipelines")
     sw.set_defaults(body=_sweep)
 
@@ -481,6 +488,7 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
     from ..execution import opinfo, sweep
 
     _refuse_below(args, ("jobs", 1), ("samples", 1), ("limit", 1), ("timeout", 0), ("top", 0))
+    redo = _verdict_names(args.redo)
     out = Path(args.out)
     pipelines = tuple(_names(args.pipeline))
     _require_runnable(args.pipelines_dir, pipelines)
@@ -500,11 +508,26 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
         stdout.flush()
 
     try:
-        sweep.run_sweep(units, settings, out / "results.jsonl", args.jobs, progress)
+        sweep.run_sweep(units, settings, out / "results.jsonl", args.jobs, progress, redo)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     _write_sweep_reports(out, pipelines, args.top, stdout)
     return 0
+
+
+def _verdict_names(text: str) -> frozenset[str]:
+    from ..execution.verdicts import VERDICTS
+
+    names = _names(text)
+    unknown = [n for n in names if n not in VERDICTS]
+    if unknown:
+        raise UsageError(
+            Problem(
+                f"--redo takes verdicts, not {', '.join(repr(n) for n in unknown)}",
+                hint=f"one or more of {', '.join(VERDICTS)}, comma-separated",
+            )
+        )
+    return frozenset(names)
 
 
 def _require_runnable(pipeline_dirs, pipelines: tuple[str, ...]) -> None:

@@ -15,7 +15,7 @@ from .native import CIFACE, Abi, EntryAbi, NativeFunction
 from .runtime import BF16_SOURCE, BF16_SYMBOLS
 from .signature import EntrySignature, TensorType
 
-# Element type -> C type (f16 and bf16 elements travel as their 16 bits).
+# Element type -> C type (f16 and bf16 elements travel as their 16 bits, complex<f16> as 32).
 C_TYPES = {
     "f16": "uint16_t",
     "bf16": "uint16_t",
@@ -32,9 +32,10 @@ C_TYPES = {
     "ui32": "uint32_t",
     "i64": "int64_t",
     "ui64": "uint64_t",
+    "complex<f16>": "uint32_t",  # a pair of f16, as its 32 bits
 }
 # Element types whose MLIR spelling is no C identifier.
-_C_NAMES = {"complex<f32>": "c64", "complex<f64>": "c128"}
+_C_NAMES = {"complex<f16>": "c32", "complex<f32>": "c64", "complex<f64>": "c128"}
 
 
 @dataclass(frozen=True, slots=True)

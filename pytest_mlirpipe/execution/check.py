@@ -18,6 +18,7 @@ from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, ref
 from .model_lowering import require_llvm_output
 from .native import NativeFunction
 from .reference import Float64Results, float64_results
+from .refusal import Refusal, refusal_of
 from .timing import TimingConfig, measure
 from .workdir import WorkDir
 
@@ -41,6 +42,7 @@ class Outcome:
     flops: float | None = None
     cached: bool = False
     export: str = ""  # "strict" when torch.export's default (non-strict) mode failed
+    refusal: Refusal | None = None  # when torch or the compiler refused the model (see error)
 
     @property
     def max_abs(self) -> float | None:
@@ -237,7 +239,7 @@ class ModelChecker:
             require_llvm_output(pipe)
             imported = case.frontend.imported(pipe, self.cache)
         except MlirpipeError as exc:
-            return Outcome(case.name, pipeline, "FAIL", mode=case.mode, error=exc.format()), None
+            return _failed(case, pipeline, exc), None
         if self.isolation != "fork" or not contain.is_available():
             outcome, compiled = self._compile_and_compare(case, imported, pipe)
         else:
@@ -291,7 +293,7 @@ class ModelChecker:
                 case.exact.why_not,
             )
         except MlirpipeError as exc:
-            return Outcome(case.name, pipe.name, "FAIL", mode=case.mode, error=exc.format()), None
+            return _failed(case, pipe.name, exc), None
         outcome = Outcome(
             case.name,
             pipe.name,
@@ -327,6 +329,17 @@ class ModelChecker:
             else o
             for o in outcomes
         ]
+
+
+def _failed(case: _Case, pipeline: str, exc: MlirpipeError) -> Outcome:
+    return Outcome(
+        case.name,
+        pipeline,
+        "FAIL",
+        mode=case.mode,
+        error=exc.format(),
+        refusal=refusal_of(exc),
+    )
 
 
 def _contained_failure(

@@ -8,6 +8,7 @@ import io
 import logging
 import os
 import time
+import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
@@ -30,6 +31,7 @@ from .import_cache import (
     torch_import_key,
     torch_model_digest,
 )
+from .refusal import COMPILER, TORCH, Refusal, RefusedError
 from .signature import EntrySignature, entry_signature, scalar_results_as_tensors
 
 if TYPE_CHECKING:
@@ -320,13 +322,14 @@ class TorchFrontend(Frontend):
             with torch.no_grad():
                 out = self.model(*cloned)
         except Exception as exc:
-            raise MlirpipeError(
+            why = f"{type(exc).__name__}: {first_line(exc)}"
+            raise RefusedError(
                 Problem(
-                    f"module '{self.name}' fails on the example inputs ({shapes}): "
-                    f"{type(exc).__name__}: {first_line(exc)}",
+                    f"module '{self.name}' fails on the example inputs ({shapes}): {why}",
                     hint="give one example input per forward() argument, with the shapes and "
                     "dtypes the model expects",
-                )
+                ),
+                Refusal(TORCH, "eager", reason=why),
             ) from None
         return self._with_mutations([as_numpy(r) for r in flatten_results(out)], cloned)
 
@@ -535,15 +538,18 @@ def _export(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> tuple[An
         except Exception as exc:
             failures.append((how, exc))
     (_, first), (second_how, second) = failures
-    raise MlirpipeError(
+    why = (
+        f"{type(first).__name__}: {first_line(first)} (in {second_how} mode: "
+        f"{type(second).__name__}: {first_line(second)})"
+    )
+    raise RefusedError(
         Problem(
-            f"module '{type(module).__name__}' could not be exported by torch.export: "
-            f"{type(first).__name__}: {first_line(first)} (in {second_how} mode: "
-            f"{type(second).__name__}: {first_line(second)})",
+            f"module '{type(module).__name__}' could not be exported by torch.export: {why}",
             hint="torch.export traces forward() once with the example inputs: branch on "
             "tensor values with torch.cond, avoid .tolist()/.numpy(); "
             "torch.export.export(model, inputs) shows the whole error",
-        )
+        ),
+        Refusal(TORCH, "export", reason=why),
     ) from first
 
 
@@ -596,18 +602,42 @@ def _fx_import(
             )
     except TorchMlirCompilerError:
         errors = [d for d in diagnostics if d.severity == "error"]
-        raise MlirpipeError(
+        why = errors[0].message if errors else "torch-mlir's lowering pipeline failed"
+        raise RefusedError(
             Problem(
-                f"module '{what}' was exported but could not be lowered to {output_type}: "
-                + (errors[0].message if errors else "torch-mlir's lowering pipeline failed"),
+                f"module '{what}' was exported but could not be lowered to {output_type}: {why}",
                 errors[0].location if errors else None,
                 "import it with to='torch' (`--to torch`) and run "
                 "`mlirpipe stages FILE --pipeline torch-to-linalg` to see the failing pass",
-            )
+            ),
+            Refusal(COMPILER, "import", f"torch-backend-to-{output_type}-backend-pipeline", why),
         ) from None
+    except Exception as exc:
+        refused = _importer_refusal(exc, what)
+        if refused is None:
+            raise
+        raise refused from None
     finally:
         handler.detach()
     return print_ir(imported.operation)
+
+
+def _importer_refusal(exc: Exception, what: str) -> RefusedError | None:
+    """An exception torch-mlir's FX importer raised from its own code (say a KeyError for a
+    dtype its tables lack) as its refusal of the model; None when it rose elsewhere."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or "torch_mlir" not in frames[-1].filename:
+        return None
+    why = f"{type(exc).__name__}: {first_line(exc)} (in torch-mlir's {frames[-1].name})"
+    return RefusedError(
+        Problem(
+            f"module '{what}' was exported but torch-mlir's FX importer failed on it: {why}",
+            hint="the FX importer cannot express something in this graph (an op, a dtype, a "
+            "literal): torch-mlir's limit; torch_mlir.fx.export_and_import(model, *inputs) "
+            "shows its traceback",
+        ),
+        Refusal(COMPILER, "import", reason=f"FX importer: {why}"),
+    )
 
 
 @contextlib.contextmanager

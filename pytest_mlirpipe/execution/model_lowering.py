@@ -7,11 +7,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MlirpipeError, Problem, UsageError
+from ..errors import Problem, UsageError
 from ..model import IRLevel, Pipeline
 from .blas_library import BlasLibraryError, blas_pass_options, find_blas_library, symbol_prefix
 from .cache import ArtifactCache, cache_key
 from .frontends import ImportedModel
+from .refusal import COMPILER, Refusal, RefusedError
 
 LOWERED_FILE = "lowered.mlir"  # the name of the lowered text in the artifact cache
 
@@ -100,13 +101,14 @@ def check_llvm_only(llvm_ir: str, pipeline: str) -> None:
         }
     )
     if left:
-        raise MlirpipeError(
+        ops = ", ".join(left[:8]) + (" ..." if len(left) > 8 else "")
+        raise RefusedError(
             Problem(
-                f"pipeline '{pipeline}' left non-LLVM ops: {', '.join(left[:8])}"
-                + (" ..." if len(left) > 8 else ""),
+                f"pipeline '{pipeline}' left non-LLVM ops: {ops}",
                 hint="an execution test needs a pipeline that ends in the llvm dialect; "
                 "`mlirpipe stages FILE --pipeline P` shows which stage leaves them",
-            )
+            ),
+            Refusal(COMPILER, "llvm", reason=f"left {ops}"),
         )
 
 

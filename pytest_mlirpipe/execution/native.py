@@ -14,9 +14,18 @@ import numpy as np
 
 from ..errors import MlirpipeError, Problem
 from . import runtime
-from .signature import EntrySignature, TensorType, tensor_as_numpy
+from .signature import (
+    COMPLEX32,
+    EntrySignature,
+    TensorType,
+    from_complex32,
+    tensor_as_numpy,
+    to_complex32,
+)
 
-CONSUME_PREFIX = "refbackend_consume_func_return_"
+# RefBackend's result callback: `refbackend_consume_func_return_<types>`, or without a suffix
+# for an entry point with no results.
+CONSUME_NAME = "refbackend_consume_func_return"
 CIFACE = "_mlir_ciface_"
 # What memref.get_global puts in a descriptor's `allocated` field: never to be freed.
 _GLOBAL_SENTINEL = 0xDEADBEEF
@@ -61,7 +70,9 @@ def detect_abi(llvm_ir: str, signature: EntrySignature) -> EntryAbi:
                 "refback-munge-calling-conventions",
             )
         )
-    consumers = [f for f in funcs if f.startswith(CIFACE + CONSUME_PREFIX)]
+    consumers = [
+        f for f in funcs if f == CIFACE + CONSUME_NAME or f.startswith(CIFACE + CONSUME_NAME + "_")
+    ]
     if consumers:
         return EntryAbi(Abi.CALLBACK, name, consumers[0][len(CIFACE) :])
     params, _ = funcs[CIFACE + name]
@@ -202,6 +213,8 @@ def to_numpy(value: Any, t: TensorType, position: int) -> np.ndarray:
         value = tensor_as_numpy(value)
     array = np.asarray(value)
     want = np.dtype(t.numpy_dtype)
+    if want == COMPLEX32 and array.dtype.kind == "c":
+        array = to_complex32(array)
     if array.dtype != want:
         raise MlirpipeError(
             Problem(
@@ -419,7 +432,10 @@ class NativeFunction:
 
     def _take_outputs(self) -> list[np.ndarray]:
         results = self.signature.results
-        outs = [o[()] if t.scalar else o for o, t in zip(self.outputs(), results, strict=True)]
+        outs = [
+            from_complex32(o) if o.dtype == COMPLEX32 else o[()] if t.scalar else o
+            for o, t in zip(self.outputs(), results, strict=True)
+        ]
         self._outputs = [None] * len(results)
         return outs
 

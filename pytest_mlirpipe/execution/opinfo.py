@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -102,13 +103,16 @@ def find_op(name: str) -> Any:
 
 
 def samples_of(info: Any, dtype: str, count: int) -> list[Any]:
-    """The op's first `count` sample inputs on CPU in `dtype`, made after seeding torch."""
+    """The op's first `count` sample inputs on CPU in `dtype`, made after seeding torch
+    (quietly: torch's notes on beta features, such as sparse tensors, are not the sweep's)."""
     import torch
 
     torch.manual_seed(SEED)
     made = info.sample_inputs("cpu", torch_dtype(dtype), requires_grad=False)
     try:
-        return list(itertools.islice(made, count))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return list(itertools.islice(made, count))
     finally:
         # Closed now: a generator closed later, inside torch.export's tracing, raises there.
         close = getattr(made, "close", None)

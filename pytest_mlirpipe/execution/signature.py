@@ -29,6 +29,7 @@ NUMPY_DTYPES: dict[str, str] = {
     "ui32": "uint32",
     "i64": "int64",
     "ui64": "uint64",
+    "complex<f16>": "complex32",  # torch.complex32: see COMPLEX32
 }
 # Element types the marshalling supports end to end (numpy <-> memref <-> C).
 SUPPORTED_DTYPES = tuple(NUMPY_DTYPES)
@@ -45,9 +46,17 @@ _VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],\s*" + _ELEMENT + ">$")
 _TENSOR = re.compile(r"^tensor<(?:((?:[0-9?]+x)*))" + _ELEMENT + ">$")
 
 
+# complex<f16> (torch.complex32) in memory: numpy has no such complex type. Compiled code
+# reads and writes these pairs; everywhere else the values are complex64 (they widen exactly).
+COMPLEX32 = np.dtype([("real", np.float16), ("imag", np.float16)])
+
+
 def numpy_dtype(dtype: str) -> np.dtype:
-    """The numpy dtype of an MLIR element type; bf16 needs the ml_dtypes package."""
+    """The numpy dtype of an MLIR element type as compiled code holds it (complex<f16>: a
+    pair of float16); bf16 needs the ml_dtypes package."""
     name = NUMPY_DTYPES[dtype]
+    if name == "complex32":
+        return COMPLEX32
     if name != "bfloat16":
         return np.dtype(name)
     try:
@@ -62,18 +71,37 @@ def numpy_dtype(dtype: str) -> np.dtype:
     return np.dtype(ml_dtypes.bfloat16)
 
 
+class BoundaryError(MlirpipeError):
+    """A torch tensor that cannot cross to compiled code: sparse, or no numpy dtype."""
+
+
 def tensor_as_numpy(tensor: Any) -> np.ndarray:
-    """A torch tensor's values as a numpy array (bfloat16 through ml_dtypes, bit for bit)."""
+    """A torch tensor's values as a numpy array (bfloat16 through ml_dtypes, bit for bit;
+    complex32 as complex64)."""
+    layout = str(getattr(tensor, "layout", "strided")).removeprefix("torch.")
+    if layout != "strided":
+        raise BoundaryError(
+            Problem(
+                f"a {layout} tensor cannot cross to compiled code: execution tests pass and "
+                "compare dense (strided) tensors only",
+                hint="give the model dense inputs and results (tensor.to_dense()); sparse "
+                "tensors need torch-mlir's sparse compiler and its own runtime",
+            )
+        )
     t = tensor.detach().cpu().resolve_conj().resolve_neg()
     dtype = str(t.dtype).removeprefix("torch.")
     if dtype == "bfloat16":
         import torch
 
         return t.view(torch.int16).numpy().view(numpy_dtype("bf16"))
+    if dtype == "complex32":  # as complex64, exactly: numpy has no complex32
+        import torch
+
+        return t.to(torch.complex64).numpy()
     try:
         return t.numpy()
     except TypeError:
-        raise MlirpipeError(
+        raise BoundaryError(
             Problem(
                 f"a torch.{dtype} tensor has no numpy counterpart, so execution tests cannot "
                 "pass it to compiled code or compare it",
@@ -269,3 +297,15 @@ def scalar_results_as_tensors(source: str, signature: EntrySignature) -> str:
             ir.FunctionType.get(list(ftype.inputs), results)
         )
     return print_ir(module.operation)
+
+
+def to_complex32(array: np.ndarray) -> np.ndarray:
+    """Complex values as complex<f16> pairs, the memory compiled code takes."""
+    out = np.empty(array.shape, COMPLEX32)
+    out["real"], out["imag"] = array.real, array.imag
+    return out
+
+
+def from_complex32(array: np.ndarray) -> np.ndarray:
+    """complex<f16> pairs as complex64 (exact)."""
+    return array["real"].astype(np.float32) + 1j * array["imag"].astype(np.float32)

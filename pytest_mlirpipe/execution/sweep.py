@@ -42,47 +42,81 @@ class SweepSettings:
 def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str) -> Verdict:
     """The verdict of one op module through one pipeline (run in a contained child)."""
     from .check import ExecutionMismatch
+    from .signature import BoundaryError
 
-    randomness = _random_results(module, inputs)
-    if randomness is not None:
-        return randomness
+    undefined = _nothing_to_compare(module, inputs)
+    if undefined is not None:
+        return undefined
     try:
         with warnings.catch_warnings():  # torch's deprecation notes about the samples' ops
             warnings.simplefilter("ignore")
             outcomes = checker.check(module, *inputs, pipelines=[pipeline], time_it=False)
     except ExecutionMismatch as exc:
         outcomes = list(exc.outcomes)
+    except BoundaryError as exc:
+        return _beyond_the_boundary(checker, module, inputs, pipeline, exc)
     except MlirpipeError as exc:
-        return classify_error(exc.format())
+        return classify_error(exc)
     except Exception as exc:
         return classify_exception(exc)
     return classify_outcome(outcomes[0])
 
 
-def _random_results(module: Any, inputs: Sequence[Any]) -> Verdict | None:
-    """TORCH when torch eager calls a random op (an ATen op tagged nondeterministic_seeded):
-    there is nothing to compare with. An eager failure is left to the checker to report."""
+def _beyond_the_boundary(
+    checker: Any, module: Any, inputs: Sequence[Any], pipeline: str, exc: MlirpipeError
+) -> Verdict:
+    """An input or result the harness cannot pass or compare (sparse, or with no numpy
+    dtype): when torch-mlir (or the pipeline) refuses the model anyway, that is the verdict;
+    else it is HARNESS."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            checker.compile(module, *inputs, pipeline=pipeline)
+    except MlirpipeError as refused:
+        verdict = classify_error(refused)
+        if verdict.verdict != "HARNESS":
+            return verdict
+    except Exception:  # then the harness's own limit is the verdict
+        pass
+    return classify_error(exc)
+
+
+# ATen ops whose results are uninitialized memory: a model made of these alone returns
+# nothing defined to compare with.
+_UNINITIALIZED = ("aten.empty", "aten.new_empty")
+
+
+def _nothing_to_compare(module: Any, inputs: Sequence[Any]) -> Verdict | None:
+    """TORCH when torch eager calls a random op (an ATen op tagged nondeterministic_seeded),
+    or calls nothing but ops that make uninitialized tensors (torch.empty & co.): there is
+    nothing to compare with. An eager failure is left to the checker to report."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    class RandomOps(TorchDispatchMode):
+    class SeenOps(TorchDispatchMode):
         def __init__(self) -> None:
             super().__init__()
-            self.seen: list[str] = []
+            self.calls: list[str] = []
+            self.random: list[str] = []
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls.append(str(func))
             if torch.Tag.nondeterministic_seeded in func.tags:
-                self.seen.append(str(func))
+                self.random.append(str(func))
             return func(*args, **(kwargs or {}))
 
+    cloned = [x.clone() for x in inputs]
     try:
-        with warnings.catch_warnings(), torch.no_grad(), RandomOps() as mode:
+        with warnings.catch_warnings(), torch.no_grad(), SeenOps() as mode:
             warnings.simplefilter("ignore")
-            module(*[x.clone() for x in inputs])
+            module(*cloned)
     except Exception:
         return None
-    if mode.seen:
-        return Verdict("TORCH", f"random: torch eager calls {mode.seen[0]}", "eager")
+    if mode.random:
+        return Verdict("TORCH", f"random: torch eager calls {mode.random[0]}", "eager")
+    if mode.calls and all(c.startswith(_UNINITIALIZED) for c in mode.calls):
+        why = f"undefined: torch eager returns uninitialized memory ({mode.calls[0]})"
+        return Verdict("TORCH", why, "eager")
     return None
 
 
@@ -231,10 +265,13 @@ def run_sweep(
     results_path: Path,
     jobs: int = 1,
     progress: Callable[[int, int, Unit, list[EntryResult]], None] | None = None,
+    redo: frozenset[str] = frozenset(),
 ) -> int:
     """Check every unit not yet in `results_path`, appending each unit's results as it ends;
-    `jobs` worker processes (1: in this process). Returns how many units ran."""
-    todo = _done_by_unit(units, settings.pipelines, read_results(results_path))
+    an entry held with a verdict in `redo` is checked again (its new line wins). `jobs`
+    worker processes (1: in this process). Returns how many units ran."""
+    held = [key for key, r in read_results(results_path).items() if r.verdict not in redo]
+    todo = _done_by_unit(units, settings.pipelines, held)
     if not todo:
         return 0
     results_path.parent.mkdir(parents=True, exist_ok=True)

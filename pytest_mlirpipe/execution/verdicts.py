@@ -7,7 +7,8 @@ import traceback
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import first_line
+from ..errors import MlirpipeError, first_line
+from .refusal import TORCH, Refusal, refusal_of
 
 if TYPE_CHECKING:
     from .check import Outcome
@@ -75,68 +76,29 @@ def _refusal(message: str) -> str:
     return _one_line(short + (f" ({named.group(1)})" if named else ""))
 
 
-def _stage_failure(m: re.Match, text: str) -> Verdict:
-    """A StageFailure: its stage and pass, and the first MLIR error diagnostic as the detail."""
-    errors = [ln.split("error: ", 1)[1] for ln in text.splitlines()[1:] if "error: " in ln]
-    reason = errors[0] if errors else m.group("reason")
-    return Verdict("NOT-LOWERED", _refusal(reason), m.group("stage"), m.group("pass") or "")
+def verdict_of_refusal(refusal: Refusal) -> Verdict:
+    """TORCH when torch refused the model, NOT-LOWERED (with stage and pass) for the compiler."""
+    if refusal.by == TORCH:
+        return Verdict("TORCH", _one_line(refusal.reason), refusal.stage)
+    return Verdict("NOT-LOWERED", _refusal(refusal.reason), refusal.stage, refusal.pass_name)
 
 
-def _import_lowering(m: re.Match, text: str) -> Verdict:
-    target = m.group("target")
-    return Verdict(
-        "NOT-LOWERED",
-        _refusal(m.group("detail")),
-        "import",
-        f"torch-backend-to-{target}-backend-pipeline",
-    )
-
-
-# The project's own error messages, in the words its error types format them, and what each
-# means for an entry. Anything else the project raised is HARNESS.
-_ERROR_RULES: tuple[tuple[re.Pattern[str], Any], ...] = (
-    (
-        re.compile(
-            r"^error: pipeline '[^']*', stage '(?P<stage>[^']+)' failed: "
-            r"(?P<reason>pass '(?P<pass>[^']+)' failed|.*)$",
-            re.M,
-        ),
-        _stage_failure,
-    ),
-    (
-        re.compile(r"was exported but could not be lowered to (?P<target>[\w-]+): (?P<detail>.*)"),
-        _import_lowering,
-    ),
-    (
-        re.compile(r"could not be exported by torch\.export: (?P<detail>.*)"),
-        lambda m, t: Verdict("TORCH", _one_line(m.group("detail")), "export"),
-    ),
-    (
-        re.compile(r"fails on the example inputs \(.*?\): (?P<detail>.*)"),
-        lambda m, t: Verdict("TORCH", _one_line(m.group("detail")), "eager"),
-    ),
-    (
-        re.compile(r"pipeline '[^']*' left non-LLVM ops: (?P<detail>.*)"),
-        lambda m, t: Verdict("NOT-LOWERED", "left " + _one_line(m.group("detail")), "llvm"),
-    ),
-)
-
-
-def classify_error(text: str) -> Verdict:
-    """The verdict of a project error, from its formatted text."""
-    for pattern, verdict in _ERROR_RULES:
-        m = pattern.search(text)
-        if m:
-            return verdict(m, text)
-    return Verdict("HARNESS", _message(text))
+def classify_error(exc: MlirpipeError) -> Verdict:
+    """The verdict of a project error: the refusal it carries, else HARNESS (the project's)."""
+    refusal = refusal_of(exc)
+    if refusal is not None:
+        return verdict_of_refusal(refusal)
+    return Verdict("HARNESS", _message(exc.format()))
 
 
 def classify_outcome(outcome: Outcome) -> Verdict:
     """The verdict of one pipeline's Outcome from ModelChecker.check."""
     if outcome.verdict == "PASS":
         return Verdict("PASS", "", max_abs=outcome.max_abs)
+    if outcome.refusal is not None:
+        return verdict_of_refusal(outcome.refusal)
     if outcome.comparison is None:
-        return classify_error(outcome.error or "failed without a message")
+        return Verdict("HARNESS", _message(outcome.error or "failed without a message"))
     return classify_comparison(outcome.comparison)
 
 

@@ -190,6 +190,13 @@ class ItemScale(nn.Module):
         return x * int(n) + n.item()
 
 
+class NoResults(nn.Module):
+    """Returns nothing: RefBackend calls a result callback without a type suffix."""
+
+    def forward(self, x: torch.Tensor) -> tuple[()]:
+        return ()
+
+
 class WritesInputs(nn.Module):
     """Writes to two inputs and a buffer: each comes back as a result (after the call)."""
 
@@ -232,6 +239,20 @@ class ComplexOps(nn.Module):
 
     def forward(self, z: torch.Tensor, w: torch.Tensor, re: torch.Tensor, im: torch.Tensor):
         return z * z, w * w, torch.view_as_real(z), torch.complex(re, im)
+
+
+class Complex32(nn.Module):
+    """A complex32 result (complex<f16>, which numpy lacks): chalf()."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.chalf()
+
+
+class Complex32In(nn.Module):
+    """A complex32 input, taken apart into its float16 halves."""
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return torch.view_as_real(z)
 
 
 class ItemResults(nn.Module):
@@ -332,6 +353,7 @@ CASES: list[Case] = [
         inputs(randn(3), lambda g: torch.tensor(3)),
         pipelines=("refbackend",),
     ),
+    Case("no-results", NoResults, inputs(randn(3)), pipelines=("refbackend",)),
     Case("writes-inputs", WritesInputs, inputs(randn(3), randn(3)), pipelines=("refbackend",)),
     Case(
         "adaptive-max-pool-legal",
@@ -365,6 +387,14 @@ CASES: list[Case] = [
             "tosa": "torch-mlir's torch-to-tosa (import to tosa) does not legalize "
             "aten.mul.Tensor on complex tensors"
         },
+    ),
+    Case("complex32", Complex32, inputs(randn(5)), pipelines=BASE),
+    Case(
+        "complex32-in",
+        Complex32In,
+        inputs(lambda g: torch.randn(4, generator=g, dtype=torch.complex64).chalf()),
+        # refbackend's refback-munge-calling-conventions rejects complex<f16> arguments
+        pipelines=("refbackend-dps",),
     ),
     Case(
         "item-results",

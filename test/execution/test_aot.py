@@ -30,10 +30,13 @@ TYPE_CASES = [
     ("item-results", "refbackend-dps"),
     ("uint8", "refbackend-dps"),
     ("f16-bf16", "refbackend-dps"),
+    ("complex32", "refbackend-dps"),
+    ("complex32-in", "refbackend-dps"),
 ]
 
 
 @pytest.mark.parametrize(("name", "pipeline"), TYPE_CASES)
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 def test_aot_library_marshals_each_element_type(mlirpipe, name: str, pipeline: str) -> None:
     case = next(c for c in CASES if c.name == name)
     (outcome,) = mlirpipe.check(

@@ -15,6 +15,8 @@ from cases import (
 )
 
 needs_openblas = pytest.mark.skipif(not HAS_OPENBLAS, reason=NO_OPENBLAS)
+# torch warns on the first complex32 tensor it makes (the complex32 case)
+pytestmark = pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 
 
 def _params() -> list:

@@ -13,6 +13,7 @@ from pytest_mlirpipe.errors import MlirpipeError
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
 from pytest_mlirpipe.execution.native import Abi, EntryAbi, NativeFunction
 from pytest_mlirpipe.execution.signature import (
+    BoundaryError,
     EntrySignature,
     TensorType,
     entry_signature,
@@ -206,6 +207,19 @@ def test_a_torch_dtype_numpy_lacks_is_refused_with_the_supported_list() -> None:
         "cannot pass it to compiled code or compare it\n"
         "  hint: supported element types: f16, bf16, f32, f64, complex<f32>, complex<f64>, i1, "
         "i8, ui8,"
+    )
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_a_sparse_tensor_is_refused_as_the_harness_limit_it_is() -> None:
+    sparse = torch.eye(3).to_sparse_csr()
+    with pytest.raises(BoundaryError) as info:
+        tensor_as_numpy(sparse)
+    assert info.value.format() == (
+        "error: a sparse_csr tensor cannot cross to compiled code: execution tests pass and "
+        "compare dense (strided) tensors only\n"
+        "  hint: give the model dense inputs and results (tensor.to_dense()); sparse tensors "
+        "need torch-mlir's sparse compiler and its own runtime"
     )
 
 

@@ -7,14 +7,17 @@ import json
 import os
 import signal
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 import torch
 
 from pytest_mlirpipe.cli.main import run
+from pytest_mlirpipe.errors import Problem
 from pytest_mlirpipe.execution import opinfo, sweep
 from pytest_mlirpipe.execution.check import ModelChecker
+from pytest_mlirpipe.execution.signature import BoundaryError
 from pytest_mlirpipe.execution.verdicts import VERDICTS, Verdict
 
 pytest.importorskip("expecttest", reason="torch's OpInfo catalogue needs expecttest")
@@ -94,14 +97,33 @@ class _Random(torch.nn.Module):
         return torch.rand_like(x)
 
 
+class _Empty(torch.nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x)
+
+
+class _EmptyThenFilled(torch.nn.Module):
+    def forward(self, x):
+        return torch.empty_like(x).fill_(2.0)
+
+
 @pytest.mark.parametrize(
     ("model", "verdict"),
     [
         (_FailsInEager(), Verdict("TORCH", "ValueError: no eager for you", "eager")),
         (_Random(), Verdict("TORCH", "random: torch eager calls aten.rand_like.default", "eager")),
+        (
+            _Empty(),
+            Verdict(
+                "TORCH",
+                "undefined: torch eager returns uninitialized memory (aten.empty_like.default)",
+                "eager",
+            ),
+        ),
+        (_EmptyThenFilled(), Verdict("PASS", max_abs=0.0)),
     ],
 )
-def test_what_torch_cannot_do_is_kept_apart_from_harness(model, verdict):
+def test_what_torch_cannot_do_is_kept_apart_from_harness_and_pass(model, verdict):
     checker = ModelChecker(cache_dir=None, isolation="none")
     try:
         assert sweep.check_entry(checker, model, [torch.ones(3)], "refbackend") == verdict
@@ -145,6 +167,11 @@ def test_a_worker_that_dies_outside_an_entry_stops_the_sweep_with_a_resume_hint(
         (["--dtypes", "float33"], "mlirpipe: error: unknown dtype 'float33'\n  hint: a torch"),
         (["--jobs", "0"], "mlirpipe: error: --jobs must be at least 1 (got 0)\n"),
         (["--pipeline", "nope"], "error: unknown pipeline 'nope'\n  hint: "),
+        (
+            ["--redo", "HARNESS,FAIL"],
+            "mlirpipe: error: --redo takes verdicts, not 'FAIL'\n  hint: one or more of PASS, "
+            "MISMATCH, NOT-LOWERED, CRASH, TORCH, HARNESS, comma-separated\n",
+        ),
     ],
 )
 def test_bad_sweep_arguments_are_refused_before_anything_runs(tmp_path, argv, message):
@@ -163,3 +190,71 @@ def test_without_expecttest_the_catalogue_says_what_to_install(monkeypatch):
         "\n  hint: it needs the 'expecttest' package: pip install expecttest "
         "(or pip install -e '.[all]')"
     )
+
+
+class _SampledAddmm(torch.nn.Module):
+    def forward(self, s, a, b):
+        return torch.sparse.sampled_addmm(s, a, b)
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_a_sparse_model_the_compiler_refuses_is_not_lowered_not_harness(tmp_path):
+    checker = ModelChecker(cache_dir=None, isolation="none", work_dir=tmp_path)
+    sparse = torch.eye(2).to_sparse_csr()
+    try:
+        v = sweep.check_entry(
+            checker, _SampledAddmm(), [sparse, torch.ones(2, 2), torch.ones(2, 2)], "tosa"
+        )
+    finally:
+        checker.close()
+    assert (v.verdict, v.stage, v.pass_name) == (
+        "NOT-LOWERED",
+        "import",
+        "torch-backend-to-tosa-backend-pipeline",
+    )
+    assert "torch.aten.sparse_sampled_addmm" in v.detail
+
+
+def test_a_sparse_model_the_compiler_takes_is_the_harness_limit(tmp_path):
+    class Compiles:
+        def compile(self, *args, **kwargs):
+            return None
+
+    refused = BoundaryError(Problem("a sparse_csr tensor cannot cross to compiled code"))
+    v = sweep._beyond_the_boundary(Compiles(), None, [], "tosa", refused)
+    assert v == Verdict("HARNESS", "a sparse_csr tensor cannot cross to compiled code")
+
+
+class _Chalf(torch.nn.Module):
+    def forward(self, x):
+        return x.chalf()
+
+
+def test_a_result_numpy_cannot_hold_is_not_lowered_when_the_compiler_refuses_it(tmp_path):
+    checker = ModelChecker(cache_dir=None, isolation="none", work_dir=tmp_path)
+    try:
+        v = sweep.check_entry(checker, _Chalf(), [torch.ones(3)], "tosa")
+    finally:
+        checker.close()
+    assert (v.verdict, v.stage) == ("NOT-LOWERED", "import")
+    assert "complex<f16>" in v.detail
+
+
+def test_redo_checks_again_the_entries_with_those_verdicts(tmp_path):
+    path = tmp_path / "r.jsonl"
+    old = {"op": "add", "dtype": "float32", "sample": 0, "pipeline": "tosa", "verdict": "HARNESS"}
+    path.write_text(json.dumps(old) + "\n")
+    units = opinfo.select_units(["add"], ["float32"], 1, None)
+    settings = sweep.SweepSettings(("tosa",), work_dir=str(tmp_path / "work"))
+    assert sweep.run_sweep(units, settings, path, redo=frozenset({"MISMATCH"})) == 0
+    assert sweep.run_sweep(units, settings, path, redo=frozenset({"HARNESS"})) == 1
+    assert [r.verdict for r in sweep.read_results(path).values()] == ["PASS"]
+
+
+def test_samples_are_made_without_torchs_beta_notes():
+    info = opinfo.find_op("sparse.sampled_addmm")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        (sample,) = opinfo.samples_of(info, "float32", 1)
+    assert sample.input.layout == torch.sparse_csr
+    assert [str(w.message) for w in seen] == []

@@ -73,6 +73,17 @@ def test_the_abi_is_read_from_the_llvm_functions(llvm: str, abi: Abi) -> None:
     assert detect_abi(llvm, SIG).abi is abi
 
 
+def test_an_entry_point_without_results_has_a_callback_without_a_suffix() -> None:
+    llvm = (
+        "llvm.func @forward(%a: !llvm.ptr) {\n"
+        "llvm.func @_mlir_ciface_forward(%a: !llvm.ptr) {\n"
+        "llvm.func @_mlir_ciface_refbackend_consume_func_return()\n"
+    )
+    none = entry_signature("func.func @forward(%a: tensor<2xf32>) { return }")
+    found = detect_abi(llvm, none)
+    assert (found.abi, found.consume) == (Abi.CALLBACK, "refbackend_consume_func_return")
+
+
 def test_a_module_without_c_interface_is_refused() -> None:
     with pytest.raises(MlirpipeError) as info:
         detect_abi("llvm.func @forward(%a: !llvm.ptr) {\n", SIG)

@@ -16,6 +16,7 @@ from pytest_mlirpipe.execution.model_file import (
     load_model,
     parse_input_spec,
 )
+from pytest_mlirpipe.execution.refusal import COMPILER, TORCH, refusal_of
 
 torch = pytest.importorskip("torch")
 
@@ -298,6 +299,8 @@ def test_a_module_torch_export_cannot_trace_says_so_with_torchs_first_line():
         "\n  hint: torch.export traces forward() once with the example inputs: branch on "
         "tensor values with torch.cond" in text
     )
+    refusal = refusal_of(info.value)
+    assert (refusal.by, refusal.stage) == (TORCH, "export")
 
 
 def test_a_module_that_cannot_be_lowered_names_the_op_and_its_source_line():
@@ -314,6 +317,32 @@ def test_a_module_that_cannot_be_lowered_names_the_op_and_its_source_line():
         "import it with to='torch' (`--to torch`) and run "
         "`mlirpipe stages FILE --pipeline torch-to-linalg` to see the failing pass"
     )
+    refusal = refusal_of(info.value)
+    assert (refusal.by, refusal.stage, refusal.pass_name) == (
+        COMPILER,
+        "import",
+        "torch-backend-to-linalg-on-tensors-backend-pipeline",
+    )
+
+
+class _ToComplex128(torch.nn.Module):
+    def forward(self, x):
+        return x.to(torch.complex128)
+
+
+def test_an_exception_inside_torch_mlirs_fx_importer_is_its_refusal():
+    with pytest.raises(MlirpipeError) as info:
+        import_torch(_ToComplex128(), [torch.ones(2)], "linalg")
+    assert info.value.format().startswith(
+        "error: module '_ToComplex128' was exported but torch-mlir's FX importer failed on it: "
+        "KeyError: torch.complex128 (in torch-mlir's <lambda>)\n"
+        "  hint: the FX importer cannot express something in this graph (an op, a dtype, a "
+        "literal): torch-mlir's limit; torch_mlir.fx.export_and_import(model, *inputs) shows "
+        "its traceback"
+    )
+    refusal = refusal_of(info.value)
+    assert (refusal.by, refusal.stage, refusal.pass_name) == (COMPILER, "import", "")
+    assert refusal.reason.startswith("FX importer: KeyError: torch.complex128")
 
 
 # --- ONNX import -----------------------------------------------------------------------------

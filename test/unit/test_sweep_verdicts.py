@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from pytest_mlirpipe.errors import MlirpipeError, Problem, StageFailure
 from pytest_mlirpipe.execution import sweep, sweep_report
 from pytest_mlirpipe.execution.check import Outcome
 from pytest_mlirpipe.execution.compare import Comparison, ResultComparison
+from pytest_mlirpipe.execution.model_lowering import check_llvm_only
 from pytest_mlirpipe.execution.opinfo import Unit
+from pytest_mlirpipe.execution.refusal import COMPILER, TORCH, Refusal, RefusedError
 from pytest_mlirpipe.execution.verdicts import (
     EntryResult,
     Verdict,
@@ -30,26 +34,30 @@ def test_a_stage_failure_is_not_lowered_with_its_stage_pass_and_first_diagnostic
         [Diagnostic("error", "failed to legalize operation 'math.erf'", Location("m", 3, 5))],
         "pass 'tosa-to-linalg' failed",
     )
-    assert classify_error(failure.format()) == Verdict(
+    assert classify_error(failure) == Verdict(
         "NOT-LOWERED", "failed to legalize operation 'math.erf'", "tosa-to-linalg", "tosa-to-linalg"
     )
 
 
 def test_a_stage_failure_without_a_named_pass_keeps_its_reason():
     failure = StageFailure("refbackend", "bufferize", ["a", "b"], [], "one of its passes failed")
-    assert classify_error(failure.format()) == Verdict(
+    assert classify_error(failure) == Verdict(
         "NOT-LOWERED", "one of its passes failed", "bufferize", ""
     )
 
 
-def test_torch_mlirs_own_lowering_at_import_is_not_lowered_in_its_backend_pipeline():
-    text = MlirpipeError(
-        Problem(
-            "module 'OpModule' was exported but could not be lowered to tosa: failed to "
-            "legalize operation 'torch.aten.Float.Tensor'"
-        )
-    ).format()
-    assert classify_error(text) == Verdict(
+def _refused(by: str, stage: str, reason: str, pass_name: str = "") -> RefusedError:
+    return RefusedError(Problem("words that do not matter"), Refusal(by, stage, pass_name, reason))
+
+
+def test_the_compilers_refusal_is_not_lowered_with_its_stage_and_pass():
+    refused = _refused(
+        COMPILER,
+        "import",
+        "failed to legalize operation 'torch.aten.Float.Tensor'",
+        "torch-backend-to-tosa-backend-pipeline",
+    )
+    assert classify_error(refused) == Verdict(
         "NOT-LOWERED",
         "failed to legalize operation 'torch.aten.Float.Tensor'",
         "import",
@@ -58,36 +66,37 @@ def test_torch_mlirs_own_lowering_at_import_is_not_lowered_in_its_backend_pipeli
 
 
 def test_a_refusal_drops_the_printed_op_but_keeps_an_opaque_operators_name():
-    text = (
-        "error: module 'M' was exported but could not be lowered to linalg-on-tensors: failed "
-        "to legalize operation 'torch.operator' that was explicitly marked illegal: %1 = "
+    reason = (
+        "failed to legalize operation 'torch.operator' that was explicitly marked illegal: %1 = "
         '"torch.operator"(%arg0) <{name = "torch.aten.addmv"}> : (!torch.vtensor) -> !torch.int'
     )
-    assert classify_error(text).detail == (
+    assert classify_error(_refused(COMPILER, "import", reason)).detail == (
         "failed to legalize operation 'torch.operator' that was explicitly marked illegal "
         "(torch.aten.addmv)"
     )
 
 
-def test_export_and_eager_failures_are_torchs():
-    export = "error: module 'M' could not be exported by torch.export: RuntimeError: no"
-    eager = "error: module 'M' fails on the example inputs (2xfloat32): ValueError: bad"
-    assert classify_error(export) == Verdict("TORCH", "RuntimeError: no", "export")
-    assert classify_error(eager) == Verdict("TORCH", "ValueError: bad", "eager")
-
-
-def test_any_other_project_error_is_harness_with_its_first_line():
-    text = MlirpipeError(
-        Problem("result 'r' has type f64, which is not a ranked tensor", Location("e", 8, 1), "h")
-    ).format()
-    assert classify_error(text) == Verdict(
-        "HARNESS", "result 'r' has type f64, which is not a ranked tensor"
+def test_torchs_refusals_are_torch_with_their_stage():
+    assert classify_error(_refused(TORCH, "export", "RuntimeError: no")) == Verdict(
+        "TORCH", "RuntimeError: no", "export"
     )
 
 
-def test_pipeline_that_leaves_non_llvm_ops_is_not_lowered():
-    text = "error: pipeline 'p' left non-LLVM ops: math.erf, scf.for"
-    assert classify_error(text) == Verdict("NOT-LOWERED", "left math.erf, scf.for", "llvm")
+def test_an_outcome_carries_its_refusal_whatever_its_message_says():
+    refusal = Refusal(COMPILER, "llvm", reason="left math.erf, scf.for")
+    outcome = Outcome("c", "p", "FAIL", error="error: anything at all", refusal=refusal)
+    assert classify_outcome(outcome) == Verdict("NOT-LOWERED", "left math.erf, scf.for", "llvm")
+
+
+def test_any_other_project_error_is_harness_with_its_first_line():
+    error = MlirpipeError(
+        Problem("result 'r' has type f64, which is not a ranked tensor", Location("e", 8, 1), "h")
+    )
+    assert classify_error(error) == Verdict(
+        "HARNESS", "result 'r' has type f64, which is not a ranked tensor"
+    )
+    outcome = Outcome("c", "p", "FAIL", error=error.format())
+    assert classify_outcome(outcome) == classify_error(error)
 
 
 def _values(**kw) -> ResultComparison:
@@ -221,3 +230,12 @@ def test_the_html_matrix_is_one_escaped_page_with_a_cell_per_op_and_pipeline():
     assert "<script" not in page and "http" not in page
     assert '<td style="background:#c8e6c9" title="max abs error 0.0"><b>PASS</b></td>' in page
     assert "<b>MISMATCH</b> <i>compare</i><br><small>result 0: 1 of 4 differ</small>" in page
+
+
+def test_a_pipeline_that_leaves_non_llvm_ops_is_not_lowered_at_llvm():
+    with pytest.raises(MlirpipeError) as info:
+        check_llvm_only("  %0 = math.erf %x : f32\n  scf.for %i = ...\n", "p")
+    assert info.value.format().startswith(
+        "error: pipeline 'p' left non-LLVM ops: math.erf, scf.for\n  hint: an execution test"
+    )
+    assert classify_error(info.value) == Verdict("NOT-LOWERED", "left math.erf, scf.for", "llvm")
