@@ -185,14 +185,7 @@ class ModelChecker:
         pipes = list(pipelines or self.default_pipelines)
         if not pipes:
             raise UsageError(Problem("check() got an empty list of pipelines"))
-        if reference is not None:
-            expected = reference_results(reference, inputs)
-        else:
-            expected = frontend.expected(lambda: self.pipeline(pipes[0]))
-        if rtol is None and atol is None:
-            exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
-        else:
-            exact = Float64Results(why_not="a tolerance was given")
+        expected, exact = self._references(frontend, pipes[0], reference, rtol, atol)
         case = _Case(
             name or frontend.name,
             frontend,
@@ -212,6 +205,26 @@ class ModelChecker:
         if any(o.verdict == "FAIL" for o in outcomes):
             raise ExecutionMismatch(case.name, outcomes)
         return outcomes
+
+    def _references(
+        self,
+        frontend: Frontend,
+        first_pipeline: str,
+        reference: Callable[..., Any] | None,
+        rtol: float | None,
+        atol: float | None,
+    ) -> tuple[list[Any], Float64Results]:
+        """The expected results (torch eager, ONNX's evaluator or `reference`) and, when no
+        tolerance is given, the float64 run the default verdict judges against."""
+        if reference is not None:
+            expected = reference_results(reference, frontend.inputs)
+        else:
+            expected = frontend.expected(lambda: self.pipeline(first_pipeline))
+        if rtol is None and atol is None:
+            exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
+        else:
+            exact = Float64Results(why_not="a tolerance was given")
+        return expected, exact
 
     def _run(self, case: _Case, pipes: Sequence[str]) -> list[Outcome]:
         """Check `case` through each pipeline, then time those that passed (when timed)."""
