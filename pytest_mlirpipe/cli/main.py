@@ -490,6 +490,13 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
     _refuse_below(args, ("jobs", 1), ("samples", 1), ("limit", 1), ("timeout", 0), ("top", 0))
     redo = _verdict_names(args.redo)
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(
+            Problem(
+                f"--out {args.out} is a file; the sweep writes a folder of results there",
+                hint="name a folder (new, or one a sweep wrote, to resume it)",
+            )
+        )
     pipelines = tuple(_names(args.pipeline))
     _require_runnable(args.pipelines_dir, pipelines)
     units = opinfo.select_units(

@@ -34,6 +34,14 @@ def merge_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
         raise UsageError(
             Problem(f"cannot tell the kind of {args.output}", hint="name it *.xml or *.json")
         )
+    if Path(args.output).exists():
+        raise UsageError(
+            Problem(
+                f"{args.output} exists: merge writes a new report and never overwrites one "
+                "(its first argument is where the merged report goes)",
+                hint=f"name a new file first: mlirpipe merge merged{kind} {' '.join(args.inputs)}",
+            )
+        )
     wrong = [p for p in args.inputs if Path(p).suffix != kind]
     missing = [p for p in args.inputs if not Path(p).is_file()]
     problems = [Problem(f"no such report: {p}") for p in missing]

@@ -181,6 +181,16 @@ def test_bad_sweep_arguments_are_refused_before_anything_runs(tmp_path, argv, me
     assert not (tmp_path / "o").exists()
 
 
+def test_an_out_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "o").write_text("not a folder")
+    status, _, err = mlirpipe("sweep", "--out", tmp_path / "o", "--ops", "add")
+    assert (status, err) == (
+        2,
+        f"mlirpipe: error: --out {tmp_path / 'o'} is a file; the sweep writes a folder of "
+        "results there\n  hint: name a folder (new, or one a sweep wrote, to resume it)\n",
+    )
+
+
 def test_without_expecttest_the_catalogue_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch.testing._internal.common_methods_invocations", None)
     with pytest.raises(sweep.MlirpipeError) as info:

@@ -64,6 +64,20 @@ def test_merge_says_what_is_wrong_with_its_inputs(suite):
     assert "hint: write one with pytest --mlirpipe-json PATH" in err
 
 
+def test_merge_never_overwrites_a_report_such_as_a_shards_own(suite):
+    one = suite.path / "shard1.xml"
+    one.write_text('<testsuites><testsuite name="s" tests="1"/></testsuites>')
+    before = one.read_text()
+    status, _, err = _merge("shard1.xml", "shard2.xml")
+    assert (status, err) == (
+        2,
+        "mlirpipe: error: shard1.xml exists: merge writes a new report and never overwrites "
+        "one (its first argument is where the merged report goes)\n"
+        "  hint: name a new file first: mlirpipe merge merged.xml shard2.xml\n",
+    )
+    assert one.read_text() == before
+
+
 def _baseline(path, seconds: dict[str, float]) -> None:
     files = {f"{n}.mlir::{n}.mlir": {"verdict": "PASS", "seconds": s} for n, s in seconds.items()}
     path.write_text(json.dumps({"format": 1, "files": files, "results": []}))
