@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from ..atomic import write_atomic
 from ..filetests.needs import ConfigNeeds, read_needs
 from ..filetests.site import SITE_FILE, SITE_KEY, site_file_text
 
@@ -187,7 +188,7 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO) -> Non
         out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
         return
     text = site_file_text("lit.cfg.py", PYPROJECT, needs.llvm_initialize is not None)
-    (root / site).write_text(text, encoding="utf-8")
+    write_atomic(root / site, text)
     out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / 'lit.cfg.py'})\n")
 
 
@@ -211,6 +212,6 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> None:
         )
         return
     sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-    path.write_text(text + sep + block, encoding="utf-8")
+    write_atomic(path, text + sep + block)  # the user's file: whole or not at all
     verb = "added" if text else "wrote"
     out.write(f"{SAY}{verb} {INI_TABLE} to {PYPROJECT}: correct any guess in {SITE_KEY} there\n")
