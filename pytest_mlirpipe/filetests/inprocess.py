@@ -46,7 +46,16 @@ def _tools(crash_repro=None) -> dict[str, Tool]:
 
         return filecheck.run(argv, stdin, stdout, stderr)
 
-    return {"-mpytest_mlirpipe.tools.opt": opt, "-mpytest_mlirpipe.tools.filecheck": check}
+    def check_ir(argv, stdin, stdout, stderr) -> int:
+        from ..tools import ir_assert
+
+        return ir_assert.run(argv, stdin, stdout, stderr)
+
+    return {
+        "-mpytest_mlirpipe.tools.opt": opt,
+        "-mpytest_mlirpipe.tools.filecheck": check,
+        "-mpytest_mlirpipe.tools.ir_assert": check_ir,
+    }
 
 
 @dataclass(frozen=True, slots=True)
