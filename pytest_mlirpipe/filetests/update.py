@@ -172,7 +172,7 @@ def _unsuitable(step: RunStep, calls: Sequence[Checked], source: str) -> str | N
 
 def _unsuitable_producer(command) -> str | None:
     """Why a command piped into FileCheck is not an IR producer whose output can be checked."""
-    if any(r[0][0] == ">&" or r[0][0] == ">" and r[0][1:] == (2,) for r in command.redirects):
+    if any(r[0][0] == ">&" or (r[0][0] == ">" and r[0][1:] == (2,)) for r in command.redirects):
         return "it checks stderr (2>&1): diagnostics are not regenerated"
     if any(r[0][0] in (">", ">>") for r in command.redirects):
         return "the output is redirected to a file, not piped to FileCheck"
