@@ -136,9 +136,9 @@ def _main(
     text, name = read_input(args.input, stdin)
     pipeline = _pipeline(args)
     chunks = split_input(text) if args.split_input_file else [text]
+    checks = StageAssertions.of(args, pipeline)
     if args.verify_diagnostics:
         return _verify_chunks(args, (text, name), pipeline, chunks, (stdout, stderr), crash_repro)
-    checks = StageAssertions.of(args, pipeline)
     with checks.cache():
         streams = (stdout, stderr)
         status, held = _run_chunks(args, (name, chunks), pipeline, checks, streams, crash_repro)

@@ -132,3 +132,38 @@ def test_lit_gives_the_assertion_files_the_verdicts_pytest_gives(tmp_path: Path)
     files = sorted(p.name for p in HERE.glob("assert-*.mlir"))
     codes, output = lit_verdicts(HERE.parent.parent, *[f"test/checks/{f}" for f in files])
     assert codes == dict.fromkeys(files, "PASS"), output
+
+
+STAGED = "no-dialect scf after lower-to-cf"
+AFTER = "no-dialect scf after bufferize"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--pipeline", "refbackend", "--assert", "no-dialect linalg after bufferise"],
+            "--assert 'no-dialect linalg after bufferise': pipeline 'refbackend' has no stage "
+            "'bufferise'\n  hint: did you mean 'bufferize'",
+        ),
+        (
+            ["--pipeline", "refbackend", "--stop-after", "bufferize", "--assert", STAGED],
+            "stage 'lower-to-cf' does not run (--start-after/--stop-after leave it out)\n"
+            "  hint: the stages that run: generalize-tensor-pad, bufferize",
+        ),
+        (
+            ["--pass-pipeline", "builtin.module(canonicalize)", "--assert", AFTER],
+            "'after bufferize' needs --pipeline, not --pass-pipeline",
+        ),
+        (
+            ["--pipeline", "refbackend", "-verify-diagnostics", "--assert", "no-dialect scf"],
+            "--assert and -verify-diagnostics exclude each other",
+        ),
+    ],
+)
+def test_mlirpipe_opt_rejects_assertions_it_cannot_check(argv: list[str], message: str) -> None:
+    from pytest_mlirpipe.tools import opt
+
+    err = io.StringIO()
+    assert opt.run(["-", *argv], io.StringIO(MATMUL), io.StringIO(), err) == 2
+    assert message in err.getvalue()

@@ -143,3 +143,22 @@ def test_run_lines_that_cannot_be_regenerated_say_why_and_stay(suite) -> None:
         ]
     )
     assert path.read_text() == REFUSED
+
+
+def test_the_help_lists_the_update_flag(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(
+        ["*--mlirpipe-update-checks", "*rewrite the CHECK lines of each RUN line whose FileCheck"]
+    )
+
+
+def test_update_checks_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    err = io.StringIO()
+    status = mlirpipe(
+        ["update-checks", str(tmp_path / "no.mlir")], io.StringIO(), io.StringIO(), err
+    )
+    assert status == 2
+    assert (
+        f"error: no such file: {tmp_path / 'no.mlir'}\n  hint: give RUN/CHECK files"
+        in err.getvalue()
+    )
