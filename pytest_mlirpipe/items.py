@@ -19,6 +19,8 @@ RUNNER_KEY = pytest.StashKey[FileTestRunner]()
 CONTAINED = "mlirpipe_contained"
 # user_properties key of lit's result code for the file (PASS, FLAKYPASS, FAIL, UNRESOLVED, ...).
 VERDICT = "mlirpipe_verdict"
+# user_properties key of what --mlirpipe-update-checks did to the file (report lines).
+UPDATED = "mlirpipe_updated"
 # lit's codes that are not failures and are not a plain pass: pytest's outcome for each. Any
 # other code that lit does not count as a failure (PASS, FLAKYPASS, ...) passes.
 NOT_FAILING = {
@@ -56,6 +58,8 @@ class FileTestFailure(Exception):
 class MlirItem(pytest.Item):
     def runtest(self) -> None:
         verdict = self.config.stash[RUNNER_KEY].run(self.path)
+        if verdict.code == "FAIL" and self.config.getoption("--mlirpipe-update-checks", False):
+            verdict = self._update_checks(verdict)
         contained = "timeout" if verdict.code == "TIMEOUT" else "crash" if verdict.crash else None
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))
@@ -72,11 +76,21 @@ class MlirItem(pytest.Item):
                 pytest.xfail(f"XFAIL: {first}")
             pytest.xfail("XFAIL: failed as the file's XFAIL line expects")
 
+    def _update_checks(self, verdict: FileVerdict) -> FileVerdict:
+        """Regenerate the failing RUN lines' checks; the verdict of the file run again."""
+        from .filetests.update import update_file
+
+        report = update_file(self.config.stash[RUNNER_KEY], self.path)
+        self.user_properties.append((UPDATED, "\n".join(report.lines())))
+        return report.verdict or verdict
+
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, FileTestFailure):
             path = Path(os.path.relpath(self.path, Path.cwd()))
             verbose = self.config.get_verbosity() > 1
-            return format_failure(path, excinfo.value.verdict, verbose=verbose)
+            notes = [v for k, v in self.user_properties if k == UPDATED and v]
+            report = format_failure(path, excinfo.value.verdict, verbose=verbose)
+            return "\n".join([*notes, report])
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):

@@ -12,9 +12,10 @@ from .filetests.config import EXCLUDED_DIRS
 from .filetests.discovery import SuiteConfigError
 from .filetests.format import is_test_file
 from .filetests.runner import FileTestRunner
-from .items import CONTAINED, RUNNER_KEY, BrokenSuite, MlirFile
+from .items import CONTAINED, RUNNER_KEY, UPDATED, BrokenSuite, MlirFile
 from .options import (
     FILE_TEST_OPTIONS,
+    GROUP,
     Option,
     OptionValueError,
     RunConfig,
@@ -27,6 +28,13 @@ RUN_CONFIG = pytest.StashKey[RunConfig]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_pytest_options(parser, FILE_TEST_OPTIONS)
+    parser.getgroup(*GROUP).addoption(
+        "--mlirpipe-update-checks",
+        action="store_true",
+        default=False,
+        help="rewrite the CHECK lines of each RUN line whose FileCheck fails on an *-opt tool's "
+        "output, from that output (generate-test-checks.py style), then run the file again",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -122,8 +130,10 @@ def _python_module(path: Path, parent: pytest.Collector) -> bool:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    """One line counting the files whose crash or hang was contained (workers' reports too)."""
+    """One line counting the files whose crash or hang was contained (workers' reports too),
+    and what --mlirpipe-update-checks changed."""
     counts = {"crash": 0, "timeout": 0}
+    updates: list[str] = []
     for reports in terminalreporter.stats.values():
         for report in reports:
             if getattr(report, "when", None) != "call":
@@ -131,6 +141,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             for key, value in getattr(report, "user_properties", ()):
                 if key == CONTAINED and value in counts:
                     counts[value] += 1
+                elif key == UPDATED and value:
+                    updates.append(value)
+    for lines in sorted(updates):
+        terminalreporter.write_line(f"mlirpipe-update-checks: {lines}".replace("\n", "\n  "))
     if any(counts.values()):
         terminalreporter.write_line(f"mlirpipe: {contained_summary(counts)} contained")
 

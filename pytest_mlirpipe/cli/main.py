@@ -41,6 +41,7 @@ def build_parser() -> ArgumentParser:
         _add_showcase,
         add_merge,
         _add_init,
+        _add_update_checks,
     ):
         add(sub)
     return p
@@ -271,6 +272,48 @@ def _init(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
 def run(argv: Sequence[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     """The tool as a function: (argv, streams) -> exit status. The console script wraps it."""
     return run_tool(_main, build_parser(), argv, stdin, stdout, stderr)
+
+
+def _add_update_checks(sub) -> None:
+    uc = sub.add_parser(
+        "update-checks",
+        help="regenerate the CHECK lines of the RUN lines whose FileCheck fails",
+        description="Run each RUN/CHECK file as pytest and lit do; for each RUN line whose "
+        "FileCheck fails on the output of an *-opt tool piped into it, write new checks for "
+        "its prefix from that output (in the style of MLIR's generate-test-checks.py), leave "
+        "every other line as it is, and run the file again. Exit 1 when a file still fails.",
+    )
+    uc.add_argument("files", nargs="+", metavar="FILE", help="RUN/CHECK files to update")
+    uc.set_defaults(body=_update_checks)
+
+
+def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from ..errors import Problem, UsageError
+    from ..filetests.runner import FileTestRunner
+    from ..filetests.update import update_file
+
+    missing = [f for f in args.files if not Path(f).is_file()]
+    if missing:
+        raise UsageError(Problem(f"no such file: {missing[0]}", hint="give RUN/CHECK files"))
+    status = 0
+    # `%t` files of a file outside any lit suite go to a folder removed afterwards.
+    with tempfile.TemporaryDirectory(prefix="mlirpipe-update-") as scratch:
+        runner = FileTestRunner(scratch)
+        for name in args.files:
+            path = Path(name)
+            if not runner.run(path).is_failure:
+                stdout.write(f"{name}: passes; not changed\n")
+                continue
+            report = update_file(runner, path)
+            for line in report.lines():
+                stdout.write(line + "\n")
+            after = report.verdict.code if report.verdict else "FAIL"
+            stdout.write(f"{name}: {after}" + (" after the update\n" if report.updated else "\n"))
+            status = status or int(after not in ("PASS", "XFAIL", "UNSUPPORTED"))
+    return status
 
 
 def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

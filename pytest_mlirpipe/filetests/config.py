@@ -27,6 +27,7 @@ def tool_commands() -> dict[str, str]:
     py = shlex.quote(sys.executable)
     return {
         "mlirpipe-opt": f"{py} -mpytest_mlirpipe.tools.opt",
+        "mlirpipe-assert": f"{py} -mpytest_mlirpipe.tools.ir_assert",
         "mlirpipe": f"{py} -mpytest_mlirpipe.cli.main",
         "FileCheck": f"{py} -mpytest_mlirpipe.tools.filecheck",
         "filecheck": f"{py} -mpytest_mlirpipe.tools.filecheck",

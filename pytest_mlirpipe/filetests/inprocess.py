@@ -32,9 +32,9 @@ from ..capture import Captured, capture_fds
 Tool = Callable[[list[str], io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper], int]
 
 
-def _tools(crash_repro=None) -> dict[str, Tool]:
+def _tools(crash_repro=None, filecheck: Tool | None = None) -> dict[str, Tool]:
     """`-mMODULE` as written by config.tool_commands -> the tool's function; `crash_repro` (a
-    tools.opt.CrashRepro) goes to `mlirpipe-opt`."""
+    tools.opt.CrashRepro) goes to `mlirpipe-opt`; `filecheck` replaces FileCheck."""
 
     def opt(argv, stdin, stdout, stderr) -> int:
         from ..tools import opt
@@ -46,7 +46,16 @@ def _tools(crash_repro=None) -> dict[str, Tool]:
 
         return filecheck.run(argv, stdin, stdout, stderr)
 
-    return {"-mpytest_mlirpipe.tools.opt": opt, "-mpytest_mlirpipe.tools.filecheck": check}
+    def check_ir(argv, stdin, stdout, stderr) -> int:
+        from ..tools import ir_assert
+
+        return ir_assert.run(argv, stdin, stdout, stderr)
+
+    return {
+        "-mpytest_mlirpipe.tools.opt": opt,
+        "-mpytest_mlirpipe.tools.filecheck": filecheck or check,
+        "-mpytest_mlirpipe.tools.ir_assert": check_ir,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,13 +290,14 @@ class ShellTrace:
 
 
 @contextlib.contextmanager
-def in_process_tools(crash_repro=None) -> Iterator[ShellTrace]:
+def in_process_tools(crash_repro=None, filecheck: Tool | None = None) -> Iterator[ShellTrace]:
     """Within this scope, lit's internal shell runs known tools in-process (`crash_repro`, a
-    tools.opt.CrashRepro, goes to `mlirpipe-opt`)."""
+    tools.opt.CrashRepro, goes to `mlirpipe-opt`; `filecheck`, when given, replaces
+    FileCheck: the CHECK-line update records what each FileCheck saw)."""
     original_pipeline = TestRunner._executeShCmd
     original_top = TestRunner.executeShCmd
     trace = ShellTrace()
-    tools = _tools(crash_repro)
+    tools = _tools(crash_repro, filecheck)
     progress = _Progress()
 
     def execute(cmd, shenv, results, timeout_helper):

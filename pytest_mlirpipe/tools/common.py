@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,6 +12,10 @@ from typing import NoReturn, TextIO
 from ..atomic import write_atomic
 from ..errors import MlirpipeError, Problem, UsageError
 from ..model import Location
+
+# Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
+# the line numbers of the next chunk.
+SPLIT_MARKER = re.compile(r"^// -----[^\S\n]*$", re.MULTILINE)
 
 
 class _HelpExit(Exception):
@@ -108,3 +113,13 @@ def run_tool(
 
 def console_main(run) -> NoReturn:
     sys.exit(run(sys.argv[1:], sys.stdin, sys.stdout, sys.stderr))
+
+
+def split_input(text: str) -> list[str]:
+    """Chunks at '// -----' lines, each padded with newlines so line numbers stay the file's."""
+    chunks = []
+    line = 0
+    for part in SPLIT_MARKER.split(text):
+        chunks.append("\n" * line + part)
+        line += part.count("\n")
+    return chunks

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shlex
 import tempfile
 from collections.abc import Sequence
@@ -22,14 +21,13 @@ from .common import (
     console_main,
     read_input,
     run_tool,
+    split_input,
     write_atomic,
     write_output,
 )
 from .diagnostic_verifier import MODES, DiagnosticVerifier
+from .ir_assert import StageAssertions
 
-# Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
-# the line numbers of the next chunk.
-SPLIT_MARKER = re.compile(r"^// -----[^\S\n]*$", re.MULTILINE)
 # Where a failing stage's input IR goes when --repro-dir is not given; a file test sets it to
 # its own output folder (lit's `%t.repro`), so a test run leaves nothing in $TMPDIR.
 REPRO_DIR_ENV = "MLIRPIPE_REPRO_DIR"
@@ -89,6 +87,17 @@ def build_parser() -> ArgumentParser:
 
 def _add_verify_option(p: ArgumentParser) -> None:
     p.add_argument(
+        "--assert",
+        dest="assertions",
+        action="append",
+        default=[],
+        metavar="ASSERTION",
+        help="check a structural assertion on the output, or after a stage with 'after STAGE' "
+        "(repeatable): 'no-dialect linalg after linalg-to-loops', 'exactly 1 func.call "
+        "@cblas_sgemm', 'count(linalg.*) == 0', 'only-dialects llvm,builtin'; exit 1 when one "
+        "does not hold (the IR is still printed)",
+    )
+    p.add_argument(
         "--verify-diagnostics",
         "-verify-diagnostics",
         choices=MODES,
@@ -127,15 +136,29 @@ def _main(
     text, name = read_input(args.input, stdin)
     pipeline = _pipeline(args)
     chunks = split_input(text) if args.split_input_file else [text]
+    checks = StageAssertions.of(args, pipeline)
     if args.verify_diagnostics:
         return _verify_chunks(args, (text, name), pipeline, chunks, (stdout, stderr), crash_repro)
+    with checks.cache():
+        streams = (stdout, stderr)
+        status, held = _run_chunks(args, (name, chunks), pipeline, checks, streams, crash_repro)
+    return status or int(not held)
+
+
+def _run_chunks(
+    args, source, pipeline, checks: StageAssertions, streams, crash_repro: CrashRepro | None
+) -> tuple[int, bool]:
+    """Run every chunk, print the output; (exit status, whether every assertion held)."""
+    (name, chunks), (stdout, stderr) = source, streams
     outputs: list[str] = []
-    status = 0
+    status, held = 0, True
     for i, chunk in enumerate(chunks):
         index = i + 1 if args.split_input_file else None
         before_stage = crash_repro.hook(name, args, pipeline, index) if crash_repro else None
         try:
-            outputs.append(_run_chunk(chunk, name, pipeline, args, stderr, before_stage)[0])
+            output, _, run = _run_chunk(chunk, name, pipeline, args, stderr, before_stage)
+            outputs.append(output)
+            held = checks.check(chunk, name, run, index, stderr) and held
         except StageFailure as exc:
             exc = exc.with_repro(_write_repro(exc, name, args, pipeline, index))
             stderr.write(exc.format() + "\n")
@@ -147,7 +170,7 @@ def _main(
             status = 1
     if status == 0 or args.split_input_file:
         write_output(args.output, "// -----\n".join(outputs), stdout)
-    return status
+    return status, held
 
 
 def _verify_chunks(
@@ -171,7 +194,7 @@ def _verify_chunks(
         if not chunk.strip():  # mlir-opt parses an empty module: no diagnostics, no output
             continue
         try:
-            output, diagnostics = _run_chunk(chunk, name, pipeline, args, stderr, before_stage)
+            output, diagnostics, _ = _run_chunk(chunk, name, pipeline, args, stderr, before_stage)
             outputs.append(output)
         except (StageFailure, IRParseError) as exc:
             diagnostics = exc.diagnostics
@@ -230,16 +253,6 @@ def _pipeline(args) -> Pipeline | None:
     return pipeline
 
 
-def split_input(text: str) -> list[str]:
-    """Chunks at '// -----' lines, each padded with newlines so line numbers stay the file's."""
-    chunks = []
-    line = 0
-    for part in SPLIT_MARKER.split(text):
-        chunks.append("\n" * line + part)
-        line += part.count("\n")
-    return chunks
-
-
 @dataclass(frozen=True, slots=True)
 class CrashRepro:
     """Before the stage that `stage_note` names (a progress note of the stage runner, "stage
@@ -272,8 +285,9 @@ class CrashRepro:
 
 def _run_chunk(
     chunk: str, name: str, pipeline, args, stderr: TextIO, before_stage
-) -> tuple[str, tuple[Diagnostic, ...]]:
-    """The output IR of one input (chunk) and the diagnostics its stages emitted."""
+) -> tuple[str, tuple[Diagnostic, ...], object]:
+    """The output IR of one input (chunk), the diagnostics its stages emitted, and the
+    stage run (a StageRun)."""
     from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_pass_pipeline, run_stages
 
@@ -286,7 +300,7 @@ def _run_chunk(
             before_stage=before_stage,
             pass_options=blas_pass_options(),
         )
-        return run.final_ir, _diagnostics_of(run)
+        return run.final_ir, _diagnostics_of(run), run
     want_all = "all" in args.print_after
     capture = want_all or bool(args.print_after)
     run = run_stages(
@@ -307,8 +321,8 @@ def _run_chunk(
                 f"({','.join(snap.passes)}) //----- //\n{snap.ir}\n"
             )
     if capture and run.snapshots:
-        return run.snapshots[-1].ir or run.final_ir, _diagnostics_of(run)
-    return run.final_ir, _diagnostics_of(run)
+        return run.snapshots[-1].ir or run.final_ir, _diagnostics_of(run), run
+    return run.final_ir, _diagnostics_of(run), run
 
 
 def _diagnostics_of(run) -> tuple[Diagnostic, ...]:

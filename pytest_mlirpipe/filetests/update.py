@@ -1,0 +1,304 @@
+"""Regenerate the CHECK lines of the RUN lines whose FileCheck fails, from the output it checked."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..atomic import write_atomic
+from ..tools import update_checks as gen
+from .verdict import FileVerdict, RunStep, steps_of
+
+FILECHECK = "-mpytest_mlirpipe.tools.filecheck"
+OPT = "-mpytest_mlirpipe.tools.opt"
+# FileCheck options the generated checks cannot honour.
+_UNSUITED = ("--match-full-lines", "-match-full-lines", "--strict-whitespace", "-strict-whitespace")
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """One FileCheck call as it ran: its arguments, the text it read, its own exit status."""
+
+    argv: tuple[str, ...]
+    text: str
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A RUN line whose checks can be regenerated: its prefixes, whether its producer split
+    the input at `// -----`, and the output its FileCheck read."""
+
+    line: int
+    prefixes: tuple[str, ...]
+    split: bool
+    output: str
+    failed: bool
+    updatable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateReport:
+    """What an update did to one file: the RUN lines whose checks it rewrote, those it could
+    not (with why), and the file's verdict when run again."""
+
+    path: str
+    updated: tuple[int, ...] = ()
+    refused: tuple[tuple[int, str], ...] = ()
+    verdict: FileVerdict | None = None
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.updated:
+            runs = ", ".join(str(n) for n in self.updated)
+            out.append(f"{self.path}: updated the CHECK lines of RUN line(s) {runs}")
+        out += [f"{self.path}:{n}: not updated: {why}" for n, why in self.refused]
+        return out
+
+
+def update_file(runner, path: Path) -> UpdateReport:
+    """Run `path` recording what each FileCheck read, rewrite the checks of the failing RUN
+    lines that can be regenerated, write the file whole, and run it again."""
+    from .. import contain
+
+    if contain.is_available():
+        ended = contain.run_contained(
+            lambda: _record(runner, path), timeout=runner.config.timeout or None
+        )
+        if not ended.ok:
+            return UpdateReport(str(path), refused=((0, f"the file's run {ended.detail}"),))
+        steps, calls = ended.value
+    else:
+        steps, calls = _record(runner, path)
+    targets, refused = _targets(steps, calls, str(path))
+    text = path.read_text(encoding="utf-8")
+    new_text, updated, more = rewrite(text, targets)
+    refused += more
+    if not updated or new_text == text:
+        return UpdateReport(str(path), (), tuple(sorted(refused)))
+    write_atomic(path, new_text)
+    return UpdateReport(str(path), tuple(updated), tuple(sorted(refused)), runner.run(path))
+
+
+def _record(runner, path: Path) -> tuple[tuple[RunStep, ...], list[Checked]]:
+    """Run the file with lit's shell, every FileCheck recorded and told to pass (so the RUN
+    lines after a failing one run too)."""
+    from ..lowering.prefix_cache import prefix_cache
+    from .inprocess import in_process_tools
+    from .runner import _execute
+
+    calls: list[Checked] = []
+
+    def recording(argv, stdin, stdout, stderr) -> int:
+        from ..tools import filecheck
+
+        data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
+        copy = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+        status = filecheck.run(list(argv), copy, io.StringIO(), io.StringIO())
+        calls.append(Checked(tuple(argv), data.decode("utf-8", "replace"), status))
+        return 0
+
+    test = runner.make_test(path)
+    with contextlib.ExitStack() as scope:
+        scope.enter_context(warnings.catch_warnings())
+        warnings.simplefilter("ignore", ResourceWarning)
+        trace = scope.enter_context(in_process_tools(filecheck=recording))
+        scope.enter_context(prefix_cache())
+        _execute(test, runner.lit_config)
+    return steps_of(trace.results, trace.stdins), calls
+
+
+def _targets(steps, calls: list[Checked], source: str) -> tuple[list[Target], list]:
+    """The RUN lines whose FileCheck checks this file on an IR producer's stdout (updatable),
+    and (line, why) for each other RUN line with a failing FileCheck."""
+    pending = list(calls)
+    targets, refused = [], []
+    for step in steps:
+        ran = [r for r in step.results if FILECHECK in r.args[:4]]
+        mine = [pending.pop(0) for _ in ran if pending]
+        if not mine:
+            continue
+        why = _unsuitable(step, mine, source)
+        if why is None:
+            targets.append(_target(step, mine[0]))
+            continue
+        # Not updatable, but its prefixes must not be rewritten under it.
+        prefixes = tuple(p for c in mine for p in _prefixes(c.argv))
+        targets.append(Target(step.line or 0, prefixes, False, "", False, updatable=False))
+        if any(c.status != 0 for c in mine):
+            refused.append((step.line or 0, why))
+    return targets, refused
+
+
+def _target(step: RunStep, call: Checked) -> Target:
+    prefixes = _prefixes(call.argv)
+    producer = _pipeline_of(step.command)[:-1]
+    split = any(a in ("--split-input-file", "-split-input-file") for c in producer for a in c.args)
+    return Target(step.line or 0, prefixes, split, call.text, call.status != 0)
+
+
+def _unsuitable(step: RunStep, calls: Sequence[Checked], source: str) -> str | None:
+    """Why this RUN line's checks cannot be regenerated (None: they can)."""
+    if len(calls) > 1:
+        return "it runs FileCheck more than once"
+    pipeline = _pipeline_of(step.command)
+    if not pipeline or FILECHECK not in pipeline[-1].args[:4]:
+        return "its FileCheck is not the last command of a pipeline"
+    check, producers = pipeline[-1], pipeline[:-1]
+    args = check.args[check.args.index(FILECHECK) + 1 :]
+    files = [a for a in args if not a.startswith("-")]
+    if check.args[0] in ("not", "!"):
+        return "its FileCheck is negated (`not`): it expects the checks to fail"
+    if not files or os.path.realpath(files[0]) != os.path.realpath(source):
+        return f"its FileCheck checks another file ({files[0] if files else 'none'})"
+    if any(a.startswith(("--input-file", "-input-file")) for a in args) or check.redirects:
+        return "its FileCheck reads a file, not the output of the command before it"
+    unsuited = [a for a in args if a.split("=")[0] in _UNSUITED or a.startswith(("-D", "--D"))]
+    if unsuited:
+        return f"FileCheck option {unsuited[0]}: the generated checks match parts of lines"
+    if not producers:
+        return "its FileCheck reads no producer's output (nothing is piped into it)"
+    for command in producers:
+        why = _unsuitable_producer(command)
+        if why:
+            return why
+    return None
+
+
+def _unsuitable_producer(command) -> str | None:
+    """Why a command piped into FileCheck is not an IR producer whose output can be checked."""
+    if any(r[0][0] == ">&" or (r[0][0] == ">" and r[0][1:] == (2,)) for r in command.redirects):
+        return "it checks stderr (2>&1): diagnostics are not regenerated"
+    if any(r[0][0] in (">", ">>") for r in command.redirects):
+        return "the output is redirected to a file, not piped to FileCheck"
+    args = list(command.args)
+    if args and args[0] in ("not", "!"):
+        return "the producer is negated (`not`): its output is not IR to check"
+    if OPT in args[:2] or (args and Path(args[0]).name.endswith("-opt")):
+        return None
+    name = Path(args[0]).name if args else "?"
+    return f"FileCheck reads the output of `{name}`, not of an *-opt tool; update it by hand"
+
+
+def _pipeline_of(command: str) -> list:
+    """The commands of the pipeline that ends the RUN line (lit's shell parser)."""
+    import lit.ShUtil as ShUtil
+
+    try:
+        tree = ShUtil.ShParser(command, False, True).parse()
+    except ValueError:
+        return []
+    while isinstance(tree, ShUtil.Seq):
+        tree = tree.rhs
+    return list(tree.commands)
+
+
+def _prefixes(argv: Sequence[str]) -> tuple[str, ...]:
+    """The check prefixes of a FileCheck command line (CHECK when none is named)."""
+    found: list[str] = []
+    args = list(argv)
+    for i, a in enumerate(args):
+        key, eq, value = a.lstrip("-").partition("=")
+        if key in ("check-prefix", "check-prefixes"):
+            value = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+            found += [p.strip() for p in value.split(",") if p.strip()]
+    return tuple(dict.fromkeys(found)) or ("CHECK",)
+
+
+@dataclass(slots=True)
+class _Group:
+    """Failing RUN lines sharing prefixes: their checks are rewritten together."""
+
+    targets: list[Target] = field(default_factory=list)
+
+    @property
+    def prefixes(self) -> set[str]:
+        return {p for t in self.targets for p in t.prefixes}
+
+    @property
+    def lines(self) -> list[int]:
+        return [t.line for t in self.targets]
+
+
+def _groups(targets: Sequence[Target]) -> list[_Group]:
+    groups: list[_Group] = []
+    for t in (t for t in targets if t.failed and t.updatable):
+        joined = [g for g in groups if g.prefixes & set(t.prefixes)]
+        merged = _Group([x for g in joined for x in g.targets] + [t])
+        groups = [g for g in groups if g not in joined] + [merged]
+    return groups
+
+
+def rewrite(text: str, targets: Sequence[Target]) -> tuple[str, list[int], list]:
+    """The file's text with the checks of each failing target's group regenerated; the RUN
+    lines updated; (line, why) for the groups that could not be."""
+    lines = text.splitlines(keepends=True)
+    updated: list[int] = []
+    refused: list[tuple[int, str]] = []
+    for group in _groups(targets):
+        why = _group_problem(group, targets, lines)
+        if why:
+            refused += [(n, why) for n in group.lines]
+            continue
+        new = _apply(lines, group)
+        if isinstance(new, str):
+            refused += [(n, new) for n in group.lines]
+            continue
+        lines = new
+        updated += group.lines
+    return "".join(lines), sorted(updated), refused
+
+
+def _group_problem(group: _Group, targets: Sequence[Target], lines: list[str]) -> str | None:
+    others = [t for t in targets if t not in group.targets and set(t.prefixes) & group.prefixes]
+    if others:
+        shared = sorted(set(others[0].prefixes) & group.prefixes)[0]
+        return (
+            f"prefix {shared} is also checked by RUN line {others[0].line}, which is not "
+            "updated; give the RUN lines prefixes of their own"
+        )
+    if len({(t.output, t.split) for t in group.targets}) > 1:
+        runs = " and ".join(str(n) for n in group.lines)
+        return f"RUN lines {runs} share check prefixes but their outputs differ"
+    common = [p for p in group.targets[0].prefixes if all(p in t.prefixes for t in group.targets)]
+    if not common:
+        return "the RUN lines sharing its prefixes have no prefix in common"
+    embedded = gen.embedded_directive(sorted(group.prefixes))
+    whole = gen.directive_pattern(sorted(group.prefixes))
+    for n, line in enumerate(lines, 1):
+        if embedded.search(line) and not whole.match(line):
+            return f"line {n} has a check directive after other text; move it to its own line"
+    return None
+
+
+def _apply(lines: list[str], group: _Group) -> list[str] | str:
+    """The lines with the group's checks regenerated, chunk by chunk; or why not."""
+    first = group.targets[0]
+    prefix = next(p for p in first.prefixes if all(p in t.prefixes for t in group.targets))
+    outputs = _output_chunks(first.output) if first.split else [first.output]
+    spans = gen.chunk_ranges(lines, first.split)
+    if len(outputs) != len(spans):
+        return (
+            f"--split-input-file gave {len(outputs)} chunks of output for {len(spans)} "
+            "chunks of input (a chunk failed?)"
+        )
+    blocks = [gen.generate_checks(out, prefix) for out in outputs]
+    if not any(blocks):
+        return "the output has no lines to check"
+    old = gen.directive_pattern(sorted(group.prefixes))
+    out: list[str] = []
+    for i, (span, new) in enumerate(zip(spans, blocks, strict=True)):
+        out += gen.replace_checks(lines, span, old, new)
+        if i + 1 < len(spans):
+            out.append(lines[span[1]])  # the `// -----` line itself
+    return out
+
+
+def _output_chunks(output: str) -> list[str]:
+    parts = gen.SPLIT_MARKER.split(output)
+    return parts if output.strip() else []
