@@ -289,6 +289,7 @@ def _add_update_checks(sub) -> None:
 
 def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     import tempfile
+    from dataclasses import replace
     from pathlib import Path
 
     from ..errors import Problem, UsageError
@@ -303,11 +304,11 @@ def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stde
     with tempfile.TemporaryDirectory(prefix="mlirpipe-update-") as scratch:
         runner = FileTestRunner(scratch)
         for name in args.files:
-            path = Path(name)
+            path = Path(name).absolute()  # lit's %s is absolute; so must the file's own path be
             if not runner.run(path).is_failure:
                 stdout.write(f"{name}: passes; not changed\n")
                 continue
-            report = update_file(runner, path)
+            report = replace(update_file(runner, path), path=name)  # named as the user did
             for line in report.lines():
                 stdout.write(line + "\n")
             after = report.verdict.code if report.verdict else "FAIL"

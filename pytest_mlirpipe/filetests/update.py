@@ -58,6 +58,11 @@ class UpdateReport:
             runs = ", ".join(str(n) for n in self.updated)
             out.append(f"{self.path}: updated the CHECK lines of RUN line(s) {runs}")
         out += [f"{self.path}:{n}: not updated: {why}" for n, why in self.refused]
+        if not out:
+            out.append(
+                f"{self.path}: nothing to update: it fails, but not in a FileCheck that reads "
+                "an *-opt tool's output; see the failure with pytest or lit"
+            )
         return out
 
 

@@ -87,7 +87,9 @@ def test_only_failing_run_lines_are_regenerated_and_a_second_run_changes_nothing
     suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
-def test_each_split_input_chunk_gets_its_own_checks(tmp_path: Path) -> None:
+def test_each_split_input_chunk_gets_its_own_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pipe = "mlirpipe-opt %s --split-input-file --pass-pipeline='builtin.module(canonicalize)'"
     text = (
         f"// RUN: {pipe} | filecheck %s\n\n// CHECK: nothing\n"
@@ -97,8 +99,10 @@ def test_each_split_input_chunk_gets_its_own_checks(tmp_path: Path) -> None:
     )
     path = tmp_path / "split.mlir"
     path.write_text(text)
+    monkeypatch.chdir(tmp_path)  # named as users do, relative to where they stand
     out = io.StringIO()
-    assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == 0
+    assert mlirpipe(["update-checks", "split.mlir"], io.StringIO(), out, io.StringIO()) == 0
+    path = Path("split.mlir")
     assert out.getvalue().splitlines() == [
         f"{path}: updated the CHECK lines of RUN line(s) 1",
         f"{path}: PASS after the update",
@@ -150,6 +154,20 @@ def test_the_help_lists_the_update_flag(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*--mlirpipe-update-checks", "*rewrite the CHECK lines of each RUN line whose FileCheck"]
     )
+
+
+def test_a_file_that_fails_outside_filecheck_is_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "false.mlir"
+    text = "// RUN: false\n// CHECK: anything\nfunc.func @f() {\n  return\n}\n"
+    path.write_text(text)
+    out = io.StringIO()
+    assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == 1
+    assert out.getvalue().splitlines() == [
+        f"{path}: nothing to update: it fails, but not in a FileCheck that reads an *-opt "
+        "tool's output; see the failure with pytest or lit",
+        f"{path}: FAIL",
+    ]
+    assert path.read_text() == text
 
 
 def test_update_checks_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
