@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from .registry import PassBody, register
 
@@ -56,7 +57,7 @@ def transform_script(options: dict[str, str]) -> PassBody:
         from ...mlir_env import ir
 
         try:
-            text = open(script, encoding="utf-8").read()  # noqa: SIM115
+            text = Path(script).read_text(encoding="utf-8")
         except OSError as exc:
             op.location.emit_error(
                 f"mlirpipe-transform: cannot read the script '{script}': {exc.strerror}"
