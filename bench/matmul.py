@@ -4,8 +4,10 @@ Workloads: square matmuls N = 256, 512, 1024, 2048 and an MLP forward (Linear 51
 Linear 512->512, ReLU, Linear 512->10 on a batch of 128). Candidates: torch eager (MKL), the
 plain pipeline (`refbackend-dps`: loops), `refbackend-dps-blas` (the same with the matmuls as
 CBLAS calls writing into the caller's buffer), `refbackend-blas` (RefBackend's callback ABI:
-a fresh result buffer per call, copied out), and for the matmuls the BLAS library's sgemm called
-directly through ctypes (what no pipeline can beat). Every pipeline is checked against torch.
+a fresh result buffer per call, copied out), `refbackend-vectorized` (MLIR alone: tiled and
+vectorized by a transform script; one thread, so its 2-thread rows run on one core), and for
+the matmuls the BLAS library's sgemm called directly through ctypes. Every pipeline is checked
+against torch.
 
 Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
 candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
@@ -29,6 +31,7 @@ from pathlib import Path
 PLAIN = "refbackend-dps"
 BLAS = "refbackend-dps-blas"
 CALLBACK_BLAS = "refbackend-blas"
+VECTORIZED = "refbackend-vectorized"
 DIRECT = "cblas_sgemm (ctypes)"
 
 
@@ -110,7 +113,7 @@ def main() -> None:
     checker = ModelChecker(cache_dir=None, mode=args.mode)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     thread_counts = [int(t) for t in args.threads.split(",") if t]
-    pipelines = [PLAIN, BLAS] + ([] if args.no_callback else [CALLBACK_BLAS])
+    pipelines = [PLAIN, BLAS, VECTORIZED] + ([] if args.no_callback else [CALLBACK_BLAS])
     print(f"BLAS: {lib.path} (prefix {lib.prefix!r}); torch {torch.__version__}, mode {args.mode}")
     print(
         f"timing: {args.rounds} rounds x 1 block of ~{args.block_seconds}s per candidate, "

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import Problem, UsageError
 from ..model import IRLevel, Pipeline
 from .blas_library import BlasLibraryError, blas_pass_options, find_blas_library, symbol_prefix
-from .cache import ArtifactCache, cache_key
+from .cache import ArtifactCache, cache_key, file_digest
 from .frontends import ImportedModel
 from .refusal import COMPILER, Refusal, RefusedError
 
@@ -73,8 +73,23 @@ def lower_model(
 def lowering_key(imported: ImportedModel, pipeline: Pipeline) -> str:
     """The artifact-cache key of `imported` lowered through `pipeline`."""
     return cache_key(
-        [imported.text, pipeline.pipeline_text, *_blas_settings(pipeline), *_tool(pipeline)]
+        [
+            imported.text,
+            pipeline.pipeline_text,
+            *_blas_settings(pipeline),
+            *_tool(pipeline),
+            *_transform_scripts(pipeline),
+        ]
     )
+
+
+def _transform_scripts(pipeline: Pipeline) -> list[str]:
+    """The digest of each transform script the pipeline runs (read when it runs, so an edited
+    script is a new lowering)."""
+    return [
+        f"transform script {path} {file_digest(Path(path))}"
+        for path in re.findall(r'mlirpipe-transform\{script="([^"]*)"', pipeline.pipeline_text)
+    ]
 
 
 def _tool(pipeline: Pipeline) -> list[str]:

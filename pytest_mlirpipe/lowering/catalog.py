@@ -7,8 +7,10 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..errors import PipelineSpecError, Problem
 from .external import TOOL_DIRS_ENV, tool_passes
-from .spec import PipelineCatalog, builtin_pipeline_dirs, load_catalog
+from .passes.transform_script import SizesSyntaxError, parse_sizes
+from .spec import SIZES_ENV, PipelineCatalog, builtin_pipeline_dirs, load_catalog
 
 PIPELINES_PATH_ENV = "MLIRPIPE_PIPELINES_PATH"
 
@@ -25,13 +27,33 @@ def catalog_for(extra_dirs: Sequence[str | os.PathLike]) -> PipelineCatalog:
     dirs = tuple(pipeline_dirs(extra_dirs))
     # Where a pipeline's tool is found decides which passes it is checked against.
     tool_path = (os.environ.get(TOOL_DIRS_ENV, ""), os.environ.get("PATH", ""))
-    return _load(dirs, (_files_state([*dirs, *builtin_pipeline_dirs()]), tool_path))
+    sizes = tuple(size_overrides().items())
+    return _load(dirs, sizes, (_files_state([*dirs, *builtin_pipeline_dirs()]), tool_path))
+
+
+def size_overrides() -> dict[str, tuple[int, ...]]:
+    """The transform-script sizes $MLIRPIPE_TRANSFORM_SIZES sets for this run."""
+    text = os.environ.get(SIZES_ENV, "")
+    try:
+        return parse_sizes(text)
+    except SizesSyntaxError as exc:
+        raise PipelineSpecError(
+            Problem(
+                f"${SIZES_ENV}={text!r}: {exc}",
+                hint=f"e.g. {SIZES_ENV}='block=32,128 register=8,32,1' "
+                "(names are the sizes of a transform stage: `mlirpipe list` shows them)",
+            )
+        ) from None
 
 
 @functools.lru_cache(maxsize=4)
-def _load(dirs: tuple[str, ...], _state: tuple) -> PipelineCatalog:
+def _load(dirs: tuple[str, ...], sizes: tuple, _state: tuple) -> PipelineCatalog:
     return load_catalog(
-        dirs, pass_exists=is_known_pass, known_passes=known_pass_names, tool_passes=tool_passes
+        dirs,
+        pass_exists=is_known_pass,
+        known_passes=known_pass_names,
+        tool_passes=tool_passes,
+        size_overrides=dict(sizes),
     )
 
 

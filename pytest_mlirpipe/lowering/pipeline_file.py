@@ -9,13 +9,18 @@ from pathlib import Path
 
 from ..errors import Problem, did_you_mean
 from ..model import Location, Stage
+from .passes.transform_script import format_sizes
 from .pipeline_text import PipelineSyntaxError, parse_pipeline
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _PIPELINE_KEYS = frozenset(
     {"name", "description", "input", "output", "extends", "remove", "tool", "timeout"}
 )
-_STAGE_KEYS = frozenset({"name", "passes", "reason", "after", "before", "replaces"})
+_STAGE_KEYS = frozenset(
+    {"name", "passes", "reason", "after", "before", "replaces", "transform", "entry-point", "sizes"}
+)
+# Sizes of transform scripts given for this run ($MLIRPIPE_TRANSFORM_SIZES), over the files'.
+SizeOverrides = dict[str, tuple[int, ...]]
 
 
 @dataclass(slots=True)
@@ -26,6 +31,7 @@ class RawStage:
     location: Location
     line_range: tuple[int, int]
     checked: Stage | None = None  # set once check_stage accepted it
+    size_overrides: SizeOverrides = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -187,9 +193,13 @@ def check_stage(
         )
     if not extending:
         _check_no_placement(data, name, loc, start, end, problems)
-    passes = _stage_passes(raw, name, loc, problems)
+    transform = transform_fragment(raw, name, loc, problems)
+    passes = _stage_passes(raw, name, loc, problems, optional="transform" in data)
     if passes is None:
         return None
+    if "transform" in data:  # the script runs first; a problem with it or the passes: ()
+        malformed = "passes" in data and not passes
+        passes = () if transform is None or malformed else (transform, *passes)
     reason = data.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         problems.append(
@@ -234,13 +244,100 @@ def _check_no_placement(
             )
 
 
-def _stage_passes(
+def transform_fragment(
     raw: RawStage, name: str, loc: Locator, problems: list[Problem]
+) -> str | None:
+    """The `mlirpipe-transform{...}` pass that runs the stage's `transform` script (a path
+    relative to the pipeline file) with its `sizes` (the run's overrides over the file's);
+    None when the stage has no script (or a problem)."""
+    start, end = raw.line_range
+    data = raw.data
+    if "transform" not in data:
+        if "sizes" in data:
+            problems.append(
+                Problem(
+                    f"stage '{name}' gives sizes but no transform script",
+                    loc.key("sizes", start, end),
+                    'add transform = "script.mlir" (a file next to the pipeline file)',
+                )
+            )
+        return None
+    script = data["transform"]
+    path = Path(loc.path).parent / script if isinstance(script, str) else None
+    if path is None or not path.is_file():
+        problems.append(
+            Problem(
+                f"stage '{name}': transform script {script!r} not found"
+                + (f" (looked for {path})" if path is not None else ""),
+                loc.key("transform", start, end),
+                "give the path of a transform-dialect .mlir file, relative to the pipeline file",
+            )
+        )
+        return None
+    sizes = _stage_sizes(data.get("sizes", {}), name, loc.key("sizes", start, end), problems)
+    if sizes is None:
+        return None
+    sizes.update({k: v for k, v in raw.size_overrides.items() if k in sizes})
+    options = f'script="{path.resolve()}"'
+    entry = data.get("entry-point")
+    if entry is not None:
+        if not isinstance(entry, str) or not re.fullmatch(r"[\w.$-]+", entry):
+            problems.append(
+                Problem(
+                    f"stage '{name}': entry-point must name a transform.named_sequence, "
+                    f"not {entry!r}",
+                    loc.key("entry-point", start, end),
+                    'e.g. entry-point = "__transform_main" (the default)',
+                )
+            )
+            return None
+        options += f" entry-point={entry}"
+    return (
+        f'mlirpipe-transform{{{options} sizes="{format_sizes(sizes)}"}}'
+        if sizes
+        else (f"mlirpipe-transform{{{options}}}")
+    )
+
+
+def _stage_sizes(
+    value: object, name: str, where: Location, problems: list[Problem]
+) -> dict[str, tuple[int, ...]] | None:
+    """A stage's `sizes = { name = [n, ...] }` (a number alone is a list of one)."""
+    ok = isinstance(value, dict)
+    sizes: dict[str, tuple[int, ...]] = {}
+    for key, v in value.items() if isinstance(value, dict) else ():
+        items = [v] if isinstance(v, int) else v
+        if (
+            not KEBAB.match(key)
+            or not isinstance(items, list)
+            or not items
+            or not all(isinstance(i, int) and not isinstance(i, bool) and i > 0 for i in items)
+        ):
+            ok = False
+            break
+        sizes[key] = tuple(items)
+    if not ok:
+        problems.append(
+            Problem(
+                f"stage '{name}': sizes must map kebab-case names to lists of positive "
+                f"integers, not {value!r}",
+                where,
+                "e.g. sizes = { block = [64, 256], register = [8, 32, 1] }",
+            )
+        )
+        return None
+    return sizes
+
+
+def _stage_passes(
+    raw: RawStage, name: str, loc: Locator, problems: list[Problem], optional: bool = False
 ) -> tuple[str, ...] | None:
     """The stage's pass fragments, stripped: None when it has none, () when one is malformed
-    (its reason is still checked then)."""
+    (its reason is still checked then). With `optional` (a transform stage), none is ()."""
     start, end = raw.line_range
     passes = raw.data.get("passes")
+    if optional and "passes" not in raw.data:
+        return ()
     if isinstance(passes, str):
         passes = [passes]
     if (

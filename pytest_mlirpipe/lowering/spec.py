@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..errors import PipelineSpecError, Problem, did_you_mean
@@ -12,6 +12,8 @@ from .pipeline_file import KEBAB, Locator, RawPipeline, RawStage, check_stage, r
 from .pipeline_text import PipelineSyntaxError, parse_pipeline
 
 _LEVELS = tuple(lvl.value for lvl in IRLevel)
+# Sizes for the transform scripts of this run, over the pipeline files': `block=32,128 k-block=128`.
+SIZES_ENV = "MLIRPIPE_TRANSFORM_SIZES"
 
 
 def builtin_pipeline_dirs() -> list[Path]:
@@ -56,13 +58,15 @@ def load_catalog(
     pass_exists: Callable[[str], bool] | None = None,
     known_passes: Callable[[], Iterable[str]] | None = None,
     tool_passes: Callable[[ExternalTool], Collection[str] | None] | None = None,
+    size_overrides: Mapping[str, tuple[int, ...]] | None = None,
 ) -> PipelineCatalog:
     """Load every `*.toml` under `extra_dirs` (first) and the shipped pipelines.
 
     A user pipeline with the same name as a shipped one shadows it; two files of one directory
     level defining the same name is an error. `pass_exists` checks pass names (all unknown ones
     are reported together, with close matches from `known_passes`); those of a pipeline run by
-    an external tool are checked against `tool_passes(tool)` instead.
+    an external tool are checked against `tool_passes(tool)` instead. `size_overrides` replace
+    the sizes transform stages give their scripts (each name must be one some stage gives).
     """
     problems: list[Problem] = []
     raws: dict[str, RawPipeline] = {}
@@ -96,6 +100,8 @@ def load_catalog(
             level[raw.name] = raw
         for name, raw in level.items():
             raws.setdefault(name, raw)
+    if size_overrides:
+        problems.extend(_apply_size_overrides(raws, size_overrides))
     resolved: dict[str, Pipeline] = {}
     for name in sorted(raws):
         _resolve(name, raws, resolved, problems, ())
@@ -107,6 +113,28 @@ def load_catalog(
     if problems:
         raise PipelineSpecError(_dedupe(problems))
     return PipelineCatalog(resolved, {n: r.path for n, r in raws.items()})
+
+
+def _apply_size_overrides(
+    raws: dict[str, RawPipeline], overrides: Mapping[str, tuple[int, ...]]
+) -> list[Problem]:
+    """Hand the overrides to every stage; a name no transform stage gives is a problem."""
+    declared: set[str] = set()
+    for raw in raws.values():
+        for rs in raw.stages:
+            rs.size_overrides = dict(overrides)
+            sizes = rs.data.get("sizes")
+            if "transform" in rs.data and isinstance(sizes, dict):
+                declared.update(sizes)
+    return [
+        Problem(
+            f"${SIZES_ENV} sets size '{name}', which no transform stage gives",
+            None,
+            did_you_mean(name, declared)
+            or f"sizes of the transform stages: {', '.join(sorted(declared)) or '(none)'}",
+        )
+        for name in sorted(set(overrides) - declared)
+    ]
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 # Every case runs under these; TOSA-expressible cases add `tosa`.
-BASE = ("refbackend", "refbackend-dps")
+BASE = ("refbackend", "refbackend-dps", "refbackend-vectorized")
 WITH_TOSA = (*BASE, "tosa")
 # Cases with a matmul also run with their matmuls as BLAS calls: each base pipeline's -blas twin.
 BLAS_TWINS = {
@@ -351,23 +351,33 @@ CASES: list[Case] = [
         "item-int",
         ItemScale,
         inputs(randn(3), lambda g: torch.tensor(3)),
-        pipelines=("refbackend",),
+        pipelines=("refbackend", "refbackend-vectorized"),
     ),
-    Case("no-results", NoResults, inputs(randn(3)), pipelines=("refbackend",)),
-    Case("writes-inputs", WritesInputs, inputs(randn(3), randn(3)), pipelines=("refbackend",)),
+    Case(
+        "no-results",
+        NoResults,
+        inputs(randn(3)),
+        pipelines=("refbackend", "refbackend-vectorized"),
+    ),
+    Case(
+        "writes-inputs",
+        WritesInputs,
+        inputs(randn(3), randn(3)),
+        pipelines=("refbackend", "refbackend-vectorized"),
+    ),
     Case(
         "adaptive-max-pool-legal",
         AdaptiveMaxPool,
         inputs(randn(1, 2, 5, 5)),
-        pipelines=("refbackend",),
+        pipelines=("refbackend", "refbackend-vectorized"),
         backend_legal_ops=("aten.adaptive_max_pool2d",),
     ),
-    Case("gelu", Gelu, inputs(randn(4, 5)), pipelines=("tosa",)),
+    Case("gelu", Gelu, inputs(randn(4, 5)), pipelines=("tosa", "refbackend-vectorized")),
     Case(
         "avg-pool-int",
         IntAvgPool,
         inputs(randint(1, 2, 4, 4)),
-        pipelines=("tosa",),
+        pipelines=("tosa", "refbackend-vectorized"),
         xfail={
             "tosa": "torch-mlir's TOSA import gives an i64 avg_pool2d an i32 accumulator, which "
             "tosa-to-linalg-named truncates to i64 (arith.trunci i32 -> i64)"
@@ -394,7 +404,7 @@ CASES: list[Case] = [
         Complex32In,
         inputs(lambda g: torch.randn(4, generator=g, dtype=torch.complex64).chalf()),
         # refbackend's refback-munge-calling-conventions rejects complex<f16> arguments
-        pipelines=("refbackend-dps",),
+        pipelines=("refbackend-dps", "refbackend-vectorized"),
     ),
     Case(
         "item-results",
@@ -410,10 +420,11 @@ CASES: list[Case] = [
         "bool-item",
         BoolItem,
         inputs(randn(5)),
-        pipelines=("refbackend",),
+        pipelines=("refbackend", "refbackend-vectorized"),
         xfail={
-            "refbackend": "torch-mlir's FX importer (import): 'Unimplemented call_function: "
+            pipeline: "torch-mlir's FX importer (import): 'Unimplemented call_function: "
             "sym_ite' for .item() of a bool tensor"
+            for pipeline in ("refbackend", "refbackend-vectorized")
         },
     ),
     Case(

@@ -248,9 +248,10 @@ frobnicate = 1
 
     assert spec_error(tmp_path) == (
         f"{path}:14:1: error: unknown key 'pases' in [[stage]]\n"
-        "  hint: did you mean 'passes' or 'replaces'?\n"
+        "  hint: did you mean 'passes' or 'replaces' or 'sizes'?\n"
         f"{path}:15:1: error: unknown key 'frobnicate' in [[stage]]\n"
-        "  hint: known keys: after, before, name, passes, reason, replaces\n"
+        "  hint: known keys: after, before, entry-point, name, passes, reason, replaces, sizes, "
+        "transform\n"
         f"{path}:7:2: error: unknown table [extra]\n"
         "  hint: a pipeline file holds [pipeline] and [[stage]] tables only\n"
         f"{path}:5:1: error: unknown key 'descripton' in [pipeline]\n"
@@ -301,7 +302,7 @@ def test_every_problem_of_a_file_is_reported_at_once_with_its_place(
         f"{path}:8:1: error: stage name 'Bad_Name' is not kebab-case\n"
         "  hint: use lower-case words joined by '-', e.g. 'finalizing-bufferize'\n"
         f"{path}:15:1: error: unknown key 'pases' in [[stage]]\n"
-        "  hint: did you mean 'passes' or 'replaces'?\n"
+        "  hint: did you mean 'passes' or 'replaces' or 'sizes'?\n"
         f"{path}:12: error: stage 'no-passes' has no passes\n"
         '  hint: give passes = ["pass-a", "func.func(pass-b)"]\n'
         f"{path}:17: error: stage 'no-reason' has no reason\n"

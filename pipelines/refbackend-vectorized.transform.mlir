@@ -1,0 +1,146 @@
+// Tiling and vectorization of refbackend-vectorized (run by mlirpipe-transform, stage
+// tile-and-vectorize). Ops marked {mlirpipe.sizes = [...]} take their sizes from the pipeline
+// file's `sizes` (or $MLIRPIPE_TRANSFORM_SIZES); the numbers written here are placeholders.
+//
+// Per matmul (linalg.matmul with any operand maps, linalg.batch_matmul): blocks of
+// `block` (M x N) as scf.forall (one block per thread when parallel), the zero fill of C fused
+// into each block; a k loop of `k-block`; register tiles of `register` (M x N x K) whose
+// accumulator stays in vector registers through the k loop. Loops whose step does not divide
+// their extent are peeled: the full tiles are static, and the partial ones at the edges are
+// vectorized with masks of the register tile's size.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %mm = transform.structured.match ops{["linalg.matmul"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mm : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %bmm = transform.structured.match ops{["linalg.batch_matmul"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %bmm : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_batch_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %funcs = transform.structured.match ops{["func.func"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    // Partial register tiles get a loop of their own (their shapes static in the full ones).
+    %peeled = transform.apply_registered_pass "scf-for-loop-peeling" to %funcs
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %peeled {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %vectorized = transform.include @vectorize_tiles failures(propagate) (%peeled)
+      : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+
+  // The second stage (lower-contractions): vector.contract -> outer products -> vector.fma.
+  transform.named_sequence @lower_contractions(%root: !transform.any_op {transform.readonly}) {
+    %funcs = transform.structured.match ops{["func.func"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.include @lower_vectors failures(propagate) (%funcs)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // One matmul: blocks, the fill fused into them, the k loop, register tiles.
+  transform.named_sequence @tile_matmul(%mm: !transform.any_op {transform.consumed}) {
+    %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
+    %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [64, 256]
+      {mlirpipe.sizes = ["block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_fill failures(suppress) (%fill, %forall, %blk)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 256]
+      {mlirpipe.sizes = [0, 0, "k-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %rl:3 = transform.structured.tile_using_for %kb tile_sizes [8, 32, 1]
+      {mlirpipe.sizes = ["register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %reg "mlirpipe.register_tile" : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @tile_batch_matmul(%mm: !transform.any_op {transform.consumed}) {
+    %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
+    %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [1, 64, 256]
+      {mlirpipe.sizes = [1, "block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_batch_fill failures(suppress) (%fill, %forall)
+      : (!transform.any_op, !transform.any_op) -> ()
+    %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 0, 256]
+      {mlirpipe.sizes = [0, 0, 0, "k-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %rl:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1]
+      {mlirpipe.sizes = [1, "register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %reg "mlirpipe.batch_register_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // The zero fill of C, fused into a block and tiled like C's register tiles (fails, and is
+  // skipped, when C is not filled by a linalg.fill: a bias copied in, a function argument).
+  transform.named_sequence @fuse_fill(%fill: !transform.any_op {transform.consumed},
+                                      %forall: !transform.any_op {transform.readonly},
+                                      %blk: !transform.any_op {transform.readonly}) {
+    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
+    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %fused tile_sizes [8, 32]
+      {mlirpipe.sizes = ["register-mn"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "mlirpipe.fill_tile" : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @fuse_batch_fill(%fill: !transform.any_op {transform.consumed},
+                                            %forall: !transform.any_op {transform.readonly}) {
+    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
+    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:3 = transform.structured.tile_using_for %fused tile_sizes [1, 8, 32]
+      {mlirpipe.sizes = [1, "register-mn"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "mlirpipe.batch_fill_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // Register tiles to vector ops (masked where a tile is partial), then every other op with
+  // static shapes inside the tiled loops; the accumulator leaves the k loop (on tensors).
+  transform.named_sequence @vectorize_tiles(%f: !transform.any_op {transform.consumed})
+      -> !transform.any_op {
+    %reg = transform.structured.match attributes{mlirpipe.register_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %reg vector_sizes [8, 32, 1]
+      {mlirpipe.sizes = ["register"], create_named_contraction} : !transform.any_op
+    %breg = transform.structured.match attributes{mlirpipe.batch_register_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %breg vector_sizes [1, 8, 32, 1]
+      {mlirpipe.sizes = [1, "register"], create_named_contraction} : !transform.any_op
+    %fill = transform.structured.match attributes{mlirpipe.fill_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %fill vector_sizes [8, 32]
+      {mlirpipe.sizes = ["register-mn"]} : !transform.any_op
+    %bfill = transform.structured.match attributes{mlirpipe.batch_fill_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %bfill vector_sizes [1, 8, 32]
+      {mlirpipe.sizes = [1, "register-mn"]} : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.canonicalization
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    %hoisted = transform.apply_registered_pass "loop-invariant-subset-hoisting" to %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.yield %hoisted : !transform.any_op
+  }
+
+  // vector.contract -> outer products -> vector.fma, and n-D transfers to 1-D ones. No
+  // canonicalization after this: it folds the accumulator's rows back into scalars.
+  transform.named_sequence @lower_vectors(%f: !transform.any_op {transform.readonly}) {
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    } : !transform.any_op
+    transform.yield
+  }
+}

@@ -1,0 +1,39 @@
+// A zero-filled matmul through refbackend-vectorized. After tile-and-vectorize: register tiles
+// of 4x16 as vector.contract, the accumulator tile read once before the k loop, carried through
+// it as an iter_arg (no read or write of C inside), written once after it; the fill is a vector
+// store of zeros; no linalg op is left. After lower-contractions: rows of vector.fma.
+// RUN: mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
+// RUN: mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=FMA
+// RUN: mlirpipe-opt %s --pipeline refbackend-vectorized | filecheck %s --check-prefix=LLVM
+
+// VEC-LABEL: func.func @forward
+// VEC-NOT: linalg.
+// VEC: vector.transfer_write %{{.*}} : vector<4x16xf32>, tensor<64x?xf32>
+// VEC: %[[ACC:.*]] = vector.transfer_read %[[C:[a-z0-9_]+]][%[[I:[a-z0-9_]+]], %[[J:[a-z0-9_]+]]]{{.*}} : tensor<64x32xf32>, vector<4x16xf32>
+// VEC-NEXT: %[[LOOP:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c48 step %c1 iter_args(%[[CT:.*]] = %[[C]], %[[A:.*]] = %[[ACC]]) -> (tensor<64x32xf32>, vector<4x16xf32>)
+// VEC-NOT: tensor<64x32xf32>, vector
+// VEC: vector.transfer_read %arg0[%[[I]], %[[K]]]{{.*}} vector<4x1xf32>
+// VEC: vector.transfer_read %arg1[%[[K]], %[[J]]]{{.*}} vector<16xf32>
+// VEC-NOT: tensor<64x32xf32>, vector
+// VEC: vector.contract {{.*}} %[[A]] : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// VEC-NEXT: scf.yield %[[CT]], %{{.*}} : tensor<64x32xf32>, vector<4x16xf32>
+// VEC-NEXT: }
+// VEC-NEXT: vector.transfer_write %[[LOOP]]#1, %[[LOOP]]#0[%[[I]], %[[J]]]
+// VEC-NOT: linalg.
+
+// FMA-LABEL: func.func @forward
+// FMA-NOT: vector.contract
+// FMA-COUNT-4: vector.fma %{{.*}} : vector<16xf32>
+// FMA-NOT: vector.contract
+// FMA-NOT: linalg.
+
+// LLVM-NOT: linalg.
+// LLVM-COUNT-4: llvm.intr.fmuladd(%{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+
+func.func @forward(%a: tensor<64x48xf32>, %b: tensor<48x32xf32>) -> tensor<64x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x48xf32>, tensor<48x32xf32>) outs(%f : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %r : tensor<64x32xf32>
+}
