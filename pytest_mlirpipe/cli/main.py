@@ -362,9 +362,12 @@ def _stages_html(
     try:
         out = write_html(report, args.html)
     except OSError as exc:
+        what = (
+            exc.strerror if exc.filename in (None, args.html) else f"{exc.strerror}: {exc.filename}"
+        )
         raise UsageError(
             Problem(
-                f"--html: cannot write the report: {exc.strerror}",
+                f"--html: cannot write the report: {what}",
                 Location(args.html),
                 "give a path in a folder you can write to",
             )
