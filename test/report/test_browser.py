@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MATMUL, chain_of_adds
 
+from conftest import MATMUL, chain_of_adds
 from pytest_mlirpipe.cli.main import run
 
 log = logging.getLogger(__name__)
@@ -137,9 +137,20 @@ def test_a_page_with_5000_lines_of_ir_loads_and_scrolls(page, tmp_path, record_p
         "opening the stage with its diff %.0f ms, its IR %.0f ms; scrolling the IR: %d frames "
         "in %.0f ms, median %.1f ms, longest %.1f ms; the diff: %d frames in %.0f ms, median "
         "%.1f ms, longest %.1f ms (the machine may be loaded)",
-        out.name, out.stat().st_size / 1e6, lines, loaded["load"], loaded["dom"], *opened,
-        ir["frames"], ir["total"], ir["median"], ir["longest"],
-        diff["frames"], diff["total"], diff["median"], diff["longest"],
+        out.name,
+        out.stat().st_size / 1e6,
+        lines,
+        loaded["load"],
+        loaded["dom"],
+        *opened,
+        ir["frames"],
+        ir["total"],
+        ir["median"],
+        ir["longest"],
+        diff["frames"],
+        diff["total"],
+        diff["median"],
+        diff["longest"],
     )
     record_property("page_load_ms", round(loaded["load"]))
     record_property("longest_scroll_frame_ms", round(max(ir["longest"], diff["longest"])))

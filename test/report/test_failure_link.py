@@ -37,9 +37,13 @@ def _report_line(result: pytest.RunResult) -> str:
 @pytest.mark.parametrize("isolation", ["fork", "none"])
 def test_a_failing_stage_check_names_its_report_beside_the_files_output(pytester, isolation):
     pytester.makefile(".mlir", bad=FAILING, good=PASSING)
-    result = pytester.runpytest(f"--mlirpipe-isolation={isolation}", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        f"--mlirpipe-isolation={isolation}", "--junitxml=run.xml", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=1, failed=1)
     page = Path(_report_line(result).removeprefix("stage report: "))
+    junit = (pytester.path / "run.xml").read_text()
+    assert f'<property name="mlirpipe_stage_report" value="{page}" />' in junit
     assert page.name == "bad.mlir.stages.html" and page.parent.name == "Output"
     text = page.read_text()
     assert "RUN line 1 checks the IR after stage &#x27;bufferize&#x27;." in text
