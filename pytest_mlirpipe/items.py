@@ -10,6 +10,7 @@ import pytest
 
 from .filetests.failure import format_failure
 from .filetests.runner import FileTestRunner
+from .filetests.stage_report import report_failed_file
 from .filetests.verdict import FileVerdict
 
 # The run's file-test runner, built from its RunConfig in pytest_configure.
@@ -21,6 +22,8 @@ CONTAINED = "mlirpipe_contained"
 VERDICT = "mlirpipe_verdict"
 # user_properties key of what --mlirpipe-update-checks did to the file (report lines).
 UPDATED = "mlirpipe_updated"
+# user_properties key of the stage report of a file whose stage check failed (a path).
+STAGE_REPORT = "mlirpipe_stage_report"
 # lit's codes that are not failures and are not a plain pass: pytest's outcome for each. Any
 # other code that lit does not count as a failure (PASS, FLAKYPASS, ...) passes.
 NOT_FAILING = {
@@ -50,14 +53,16 @@ class BrokenSuite(pytest.File):
 class FileTestFailure(Exception):
     """lit reported a failing verdict; carries its output for the report."""
 
-    def __init__(self, verdict: FileVerdict):
+    def __init__(self, verdict: FileVerdict, report=None):
         super().__init__(verdict.code)
         self.verdict = verdict
+        self.report = report  # filetests.stage_report.ReportOutcome, or None
 
 
 class MlirItem(pytest.Item):
     def runtest(self) -> None:
-        verdict = self.config.stash[RUNNER_KEY].run(self.path)
+        runner = self.config.stash[RUNNER_KEY]
+        verdict = runner.run(self.path)
         if verdict.code == "FAIL" and self.config.getoption("--mlirpipe-update-checks", False):
             verdict = self._update_checks(verdict)
         contained = "timeout" if verdict.code == "TIMEOUT" else "crash" if verdict.crash else None
@@ -65,7 +70,10 @@ class MlirItem(pytest.Item):
             self.user_properties.append((CONTAINED, contained))
         self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
-            raise FileTestFailure(verdict)  # the report shows any FileCheck disagreement
+            report = report_failed_file(runner, self.path, verdict)
+            if report is not None and report.path:
+                self.user_properties.append((STAGE_REPORT, report.path))
+            raise FileTestFailure(verdict, report)  # the report shows FileCheck disagreements
         _warn_of_filecheck_disagreements(self.path, verdict)
         outcome = NOT_FAILING.get(verdict.code, "passed")
         if outcome == "skipped":
@@ -89,8 +97,8 @@ class MlirItem(pytest.Item):
             path = Path(os.path.relpath(self.path, Path.cwd()))
             verbose = self.config.get_verbosity() > 1
             notes = [v for k, v in self.user_properties if k == UPDATED and v]
-            report = format_failure(path, excinfo.value.verdict, verbose=verbose)
-            return "\n".join([*notes, report])
+            text = format_failure(path, excinfo.value.verdict, verbose=verbose)
+            return "\n".join([*notes, text + _report_line(excinfo.value.report)])
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
@@ -109,6 +117,17 @@ def _warn_of_filecheck_disagreements(path: Path, verdict: FileVerdict) -> None:
             str(path),
             line,
         )
+
+
+def _report_line(report) -> str:
+    if report is None:
+        return ""
+    if report.path:
+        return f"\nstage report: {report.path}"
+    return (
+        f"\nstage report: not written: {report.why_not}\n"
+        "  hint: make one by hand: mlirpipe stages FILE --pipeline P --html OUT"
+    )
 
 
 def _reason(output: str) -> str:

@@ -12,7 +12,7 @@ from .filetests.config import EXCLUDED_DIRS
 from .filetests.discovery import SuiteConfigError
 from .filetests.format import is_test_file
 from .filetests.runner import FileTestRunner
-from .items import CONTAINED, RUNNER_KEY, UPDATED, BrokenSuite, MlirFile
+from .items import CONTAINED, RUNNER_KEY, STAGE_REPORT, UPDATED, BrokenSuite, MlirFile
 from .options import (
     FILE_TEST_OPTIONS,
     GROUP,
@@ -127,6 +127,19 @@ def _python_module(path: Path, parent: pytest.Collector) -> bool:
         return False
     patterns = parent.config.getini("python_files")
     return parent.session.isinitpath(path) or path_matches_patterns(path, patterns)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """With pytest-html: a failing stage check's report page as a link among its extras."""
+    report = yield
+    page = dict(item.user_properties).get(STAGE_REPORT) if report.when == "call" else None
+    if page and item.config.pluginmanager.hasplugin("html"):
+        from pytest_html import extras
+
+        link = extras.url(Path(page).resolve().as_uri(), name="stage report")
+        report.extras = [*getattr(report, "extras", []), link]
+    return report
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -73,6 +73,12 @@ def _add_stages(sub) -> None:
         action="store_true",
         help="print a unified diff against the previous stage's IR instead of the IR",
     )
+    st.add_argument(
+        "--html",
+        metavar="OUT",
+        help="write a page with each stage's IR, diff, time and ops per dialect to OUT "
+        "instead of printing the IR",
+    )
     add_stage_range_options(st)
     add_cli_options(st, "pipelines")
     st.set_defaults(body=_stages)
@@ -348,6 +354,8 @@ def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
 
     text, name = read_input(args.input, stdin)
     pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
+    if args.html:
+        return _stages_html(args, text, name, pipeline, stdout, stderr)
     run = run_stages(
         text,
         pipeline,
@@ -376,6 +384,43 @@ def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
             previous, previous_name = current, f"after {snap.stage}"
         else:
             stdout.write(current)
+    return 0
+
+
+def _stages_html(
+    args: argparse.Namespace, text: str, name: str, pipeline, stdout: TextIO, stderr: TextIO
+) -> int:
+    """`stages --html OUT`: the report page; a failing stage is on the page and exits 1."""
+    from ..execution.blas_library import blas_pass_options
+    from ..lowering.report_html import write_html
+    from ..lowering.stage_report import report_stages
+
+    report = report_stages(
+        text,
+        pipeline,
+        source_name=name,
+        start_after=args.start_after,
+        stop_after=args.stop_after,
+        pass_options=blas_pass_options(),
+    )
+    try:
+        out = write_html(report, args.html)
+    except OSError as exc:
+        what = (
+            exc.strerror if exc.filename in (None, args.html) else f"{exc.strerror}: {exc.filename}"
+        )
+        raise UsageError(
+            Problem(
+                f"--html: cannot write the report: {what}",
+                Location(args.html),
+                "give a path in a folder you can write to",
+            )
+        ) from None
+    stages = len(report.views) - 1
+    stdout.write(f"wrote {out} ({stages} stage(s) of pipeline '{pipeline.name}')\n")
+    if report.failure:
+        stderr.write(report.failure + "\n")
+        return 1
     return 0
 
 

@@ -1,0 +1,184 @@
+"""The stage report of a RUN/CHECK file whose stage check failed, written beside its `%t` files."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shlex
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import MlirpipeError
+from .failure import failed_step, user_command
+from .verdict import FileVerdict
+
+# Beside the test's `%t` files and its `.repro/` folder: `Output/NAME.stages.html`.
+REPORT_SUFFIX = ".stages.html"
+_TOOL = "mlirpipe-opt"
+_SHELL_OPERATORS = {"|", "||", "&&", ";", "&", "|&"}
+# What RUN lines' in-process tools read from the suite's environment.
+_ENVIRONMENT = ("MLIRPIPE_", "PYTHONPATH")
+
+
+@dataclass(frozen=True, slots=True)
+class StageCommand:
+    """The `mlirpipe-opt` of a failing RUN line: its input, pipeline and stage range."""
+
+    line: int
+    input: str
+    pipeline: str
+    pipelines_dir: tuple[str, ...]
+    start_after: str | None
+    stop_after: str | None
+    split_input_file: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOutcome:
+    """Where the report went, or why there is none (plain data: it may come from a child)."""
+
+    path: str = ""
+    why_not: str = ""
+
+
+def stage_command(verdict: FileVerdict) -> StageCommand | None:
+    """The `mlirpipe-opt --pipeline P` command of the RUN line that failed (None when that
+    line runs no named pipeline)."""
+    step = failed_step(verdict) if verdict.code == "FAIL" else None
+    if step is None:
+        return None
+    try:
+        words = shlex.split(user_command(step.command))
+    except ValueError:
+        return None
+    for i, word in enumerate(words):
+        if os.path.basename(word) == _TOOL:
+            args = _parse_opt(_segment(words, i + 1))
+            if args is not None and args.pipeline:
+                return StageCommand(
+                    step.line or 0,
+                    args.input if args.input != "-" else _redirected_input(words, i + 1),
+                    args.pipeline,
+                    tuple(args.pipelines_dir),
+                    args.start_after,
+                    args.stop_after,
+                    args.split_input_file,
+                )
+    return None
+
+
+def _segment(words: list[str], start: int) -> list[str]:
+    """The tool's own words: up to the next pipe or list operator."""
+    end = start
+    while end < len(words) and words[end] not in _SHELL_OPERATORS:
+        end += 1
+    return words[start:end]
+
+
+def _redirected_input(words: list[str], start: int) -> str:
+    segment = _segment(words, start)
+    for i, word in enumerate(segment[:-1]):
+        if word == "<":
+            return segment[i + 1]
+    return "-"
+
+
+def _parse_opt(words: list[str]) -> argparse.Namespace | None:
+    from ..tools.opt import build_parser
+
+    cleaned, skip = [], False
+    for i, word in enumerate(words):  # drop redirections: they are the shell's
+        if skip:
+            skip = False
+        elif word in ("<", ">", "2>", ">>", "2>>") and i + 1 < len(words):
+            skip = True
+        elif not word.startswith(("2>&", ">&")):
+            cleaned.append(word)
+    try:
+        args, _ = build_parser().parse_known_args(cleaned)
+    except (MlirpipeError, SystemExit):
+        return None
+    return args
+
+
+def write_stage_report(
+    command: StageCommand, target: Path, environment: Mapping[str, str]
+) -> ReportOutcome:
+    """Lower the RUN line's input through its whole pipeline (from its --start-after) and write
+    the page to `target`; a reason instead when that cannot be done."""
+    from ..execution.blas_library import blas_pass_options
+    from ..lowering.catalog import catalog_for
+    from ..lowering.report_html import write_html
+    from ..lowering.stage_report import report_stages
+    from ..tools.opt import split_input
+
+    if command.input == "-":
+        return ReportOutcome(why_not=f"RUN line {command.line} reads its input from a pipe")
+    stop = f"after stage '{command.stop_after}'" if command.stop_after else "after the pipeline"
+    note = f"RUN line {command.line} checks the IR {stop}."
+    try:
+        text = Path(command.input).read_text(encoding="utf-8")
+        if command.split_input_file:
+            note += " The file is split at '// -----': this is its first part."
+            text = split_input(text)[0]
+        with _suite_environment(environment):
+            pipeline = catalog_for(command.pipelines_dir).get(command.pipeline)
+            report = report_stages(
+                text,
+                pipeline,
+                source_name=command.input,
+                start_after=command.start_after,
+                pass_options=blas_pass_options(),
+                note=note,
+            )
+        write_html(report, target)
+    except (MlirpipeError, OSError, UnicodeDecodeError) as exc:
+        reason = exc.format() if isinstance(exc, MlirpipeError) else str(exc)
+        return ReportOutcome(why_not=reason.strip().splitlines()[0])
+    return ReportOutcome(path=str(target))
+
+
+@contextlib.contextmanager
+def _suite_environment(environment: Mapping[str, str]) -> Iterator[None]:
+    """The suite's pipeline folders, pass modules and tool folders, as RUN lines see them."""
+    saved = dict(os.environ)
+    os.environ.update({k: v for k, v in environment.items() if k.startswith(_ENVIRONMENT)})
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def report_failed_file(runner, path: Path, verdict: FileVerdict) -> ReportOutcome | None:
+    """The stage report of a file whose failing RUN line ran `mlirpipe-opt --pipeline`, written
+    to `Output/NAME.stages.html` (None for any other failure). The lowering runs again, in a
+    forked child unless the run's isolation is `none`."""
+    import dataclasses
+
+    import lit.TestRunner
+
+    from .. import contain
+
+    command = stage_command(verdict) if not verdict.crash else None
+    if command is None:
+        return None
+    command = dataclasses.replace(
+        command, pipelines_dir=(*command.pipelines_dir, *runner.config.pipeline_dirs)
+    )
+    test = runner.make_test(path)
+    _, tmp_base = lit.TestRunner.getTempPaths(test)
+    target = Path(tmp_base + REPORT_SUFFIX)
+    environment = dict(test.config.environment)
+    if runner.config.isolation == "none" or not contain.is_available():
+        return write_stage_report(command, target, environment)
+    ended = contain.run_contained(
+        lambda: write_stage_report(command, target, environment),
+        timeout=runner.config.timeout or None,
+    )
+    if ended.ok:
+        return ended.value
+    detail = ended.detail.strip().splitlines()[-1] if ended.detail.strip() else ended.kind
+    return ReportOutcome(why_not=f"lowering the file again for the report failed: {detail}")

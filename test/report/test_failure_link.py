@@ -1,0 +1,73 @@
+"""A failing stage check writes the file's stage report, names it in the failure text and,
+with pytest-html, links it among the test's extras."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+BODY = """\
+func.func @forward(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %cst = arith.constant dense<1.000000e+00> : tensor<2x2xf32>
+  %0 = tensor.empty() : tensor<2x2xf32>
+  %1 = linalg.matmul ins(%arg0, %cst : tensor<2x2xf32>, tensor<2x2xf32>) \
+outs(%0 : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %1 : tensor<2x2xf32>
+}
+"""
+FAILING = (
+    "// RUN: mlirpipe-opt %s --pipeline refbackend --stop-after bufferize | FileCheck %s\n"
+    "// CHECK: linalg.fill\n" + BODY
+)
+PASSING = (
+    "// RUN: mlirpipe-opt %s --pipeline refbackend --stop-after bufferize | FileCheck %s\n"
+    "// CHECK: linalg.matmul\n" + BODY
+)
+PIPED = (
+    "// RUN: cat %s | mlirpipe-opt --pipeline refbackend | FileCheck %s\n"
+    "// CHECK: linalg.fill\n" + BODY
+)
+
+
+def _report_line(result: pytest.RunResult) -> str:
+    return next(ln for ln in result.outlines if ln.startswith("stage report: "))
+
+
+@pytest.mark.parametrize("isolation", ["fork", "none"])
+def test_a_failing_stage_check_names_its_report_beside_the_files_output(pytester, isolation):
+    pytester.makefile(".mlir", bad=FAILING, good=PASSING)
+    result = pytester.runpytest(
+        f"--mlirpipe-isolation={isolation}", "--junitxml=run.xml", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    page = Path(_report_line(result).removeprefix("stage report: "))
+    junit = (pytester.path / "run.xml").read_text()
+    assert f'<property name="mlirpipe_stage_report" value="{page}" />' in junit
+    assert page.name == "bad.mlir.stages.html" and page.parent.name == "Output"
+    text = page.read_text()
+    assert "RUN line 1 checks the IR after stage &#x27;bufferize&#x27;." in text
+    assert 'id="stage-9"' in text  # the whole pipeline, not only the checked stages
+    assert not (page.parent / "good.mlir.stages.html").exists()
+
+
+def test_a_run_line_fed_by_a_pipe_gets_no_report_and_is_told_how_to_make_one(pytester):
+    pytester.makefile(".mlir", piped=PIPED)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    assert _report_line(result) == (
+        "stage report: not written: RUN line 1 reads its input from a pipe"
+    )
+    result.stdout.fnmatch_lines(
+        ["  hint: make one by hand: mlirpipe stages FILE --pipeline P --html OUT"]
+    )
+
+
+def test_pytest_html_links_the_report_among_the_extras(pytester):
+    pytest.importorskip("pytest_html")
+    pytester.makefile(".mlir", bad=FAILING)
+    result = pytester.runpytest("--html=run.html", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    page = Path(_report_line(result).removeprefix("stage report: "))
+    html = (pytester.path / "run.html").read_text()
+    assert "stage report" in html and page.resolve().as_uri() in html
