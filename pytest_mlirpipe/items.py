@@ -34,8 +34,9 @@ class MlirFile(pytest.File):
         yield MlirItem.from_parent(self, name=self.path.name)
 
 
-class BrokenSuite(pytest.File):
-    """A file of a lit suite whose config does not load: its collection error says why."""
+class BrokenSuite(pytest.Directory):
+    """The folder of a lit suite whose config does not load: one collection error says why,
+    and nothing under it is collected."""
 
     def __init__(self, *, error, **kwargs):
         super().__init__(**kwargs)
@@ -43,6 +44,21 @@ class BrokenSuite(pytest.File):
 
     def collect(self):
         raise self.CollectError(self.error.message(Path.cwd()))
+
+
+class BrokenSuiteFile(pytest.File):
+    """A file of a broken lit suite whose folder pytest does not collect (a suite root above
+    the rootdir): the first such file shows the error, once for the suite; the others
+    (`error` None) collect nothing, and a Python one is never imported."""
+
+    def __init__(self, *, error, **kwargs):
+        super().__init__(**kwargs)
+        self.error = error
+
+    def collect(self):
+        if self.error is not None:
+            raise self.CollectError(self.error.message(Path.cwd()))
+        return []
 
 
 class FileTestFailure(Exception):

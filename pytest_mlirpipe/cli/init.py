@@ -182,7 +182,7 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO) -> Non
         use = needs.llvm_initialize
         out.write(
             f"{SAY}{Path(use.path).relative_to(root)}:{use.line} uses llvm_config: the site "
-            "config runs lit.llvm.initialize first\n"
+            "config runs lit.llvm.initialize first, with lit's internal shell (lit 23's only one)\n"
         )
     if (root / site).exists():
         out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
