@@ -16,6 +16,7 @@ from ..tools.common import (
     ArgumentParser,
     add_stage_range_options,
     console_main,
+    named_pipelines,
     read_input,
     run_tool,
     write_output,
@@ -43,6 +44,8 @@ def build_parser() -> ArgumentParser:
         _add_init,
     ):
         add(sub)
+    for command in sub.choices.values():  # its usage errors start `mlirpipe COMMAND: error:`
+        command.set_defaults(prog=command.prog)
     return p
 
 
@@ -278,6 +281,7 @@ def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
 
 
 def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    named_pipelines(args.pipelines_dir, [])  # a --pipelines-dir that is not there: exit 2
     catalog = catalog_for(args.pipelines_dir)
     blocks = []
     for pipe in catalog:
@@ -302,8 +306,8 @@ def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
     from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_stages
 
+    pipeline = named_pipelines(args.pipelines_dir, [args.pipeline])[0]
     text, name = read_input(args.input, stdin)
-    pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
     run = run_stages(
         text,
         pipeline,
@@ -414,11 +418,9 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
                 f"--threads and --blocks must be at least 1 (got {args.threads}, {args.blocks})"
             )
         )
-    negative = [
-        f"{f} {v:g}" for f, v in (("--rtol", args.rtol), ("--atol", args.atol)) if v and v < 0
-    ]
-    if negative:
-        raise UsageError(Problem(f"tolerances cannot be negative (got {', '.join(negative)})"))
+    _check_tolerances(args)
+    pipelines = _names(args.pipeline)
+    _require_runnable(args.pipelines_dir, tuple(pipelines))
     if args.model.endswith(".onnx"):
         _refuse_inputs_for_onnx(args)
         model, inputs = args.model, _onnx_example_inputs(args.model, args.seed)
@@ -430,7 +432,6 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         timing=None if args.no_time else TimingConfig(threads=args.threads, blocks=args.blocks),
         mode=args.mode,
     )
-    pipelines = [p.strip() for p in args.pipeline.split(",") if p.strip()]
     status = 0
     try:
         checker.check(
@@ -447,6 +448,24 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         status = 1
     _write_outcomes(checker.outcomes, args.json, stdout)
     return status
+
+
+def _check_tolerances(args: argparse.Namespace) -> None:
+    """--rtol and --atol: finite numbers >= 0 (NaN would make every comparison pass)."""
+    import math
+
+    bad = [
+        f"{flag} {value:g}"
+        for flag, value in (("--rtol", args.rtol), ("--atol", args.atol))
+        if value is not None and not (math.isfinite(value) and value >= 0)
+    ]
+    if bad:
+        raise UsageError(
+            Problem(
+                f"a tolerance must be a finite number >= 0 (got {', '.join(bad)})",
+                hint="e.g. --rtol 1e-5 --atol 1e-6, or leave them out for the scaled rule",
+            )
+        )
 
 
 def _write_outcomes(outcomes: list, json_path: str | None, stdout: TextIO) -> None:
@@ -541,9 +560,8 @@ def _require_runnable(pipeline_dirs, pipelines: tuple[str, ...]) -> None:
     """Every pipeline exists and ends in the llvm dialect (checked before any entry runs)."""
     from ..execution.model_lowering import require_llvm_output
 
-    catalog = catalog_for(pipeline_dirs)
-    for name in pipelines:
-        require_llvm_output(catalog.get(name))
+    for pipeline in named_pipelines(pipeline_dirs, pipelines):
+        require_llvm_output(pipeline)
 
 
 def _names(text: str) -> list[str]:

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import IRParseError, MlirpipeError, Problem, StageFailure, UsageError
-from ..lowering.catalog import catalog_for, is_known_pass, known_pass_names, pipeline_dirs
+from ..lowering.catalog import is_known_pass, known_pass_names, pipeline_dirs
 from ..model import Diagnostic, Pipeline
 from ..options import add_cli_options
 from .common import (
     ArgumentParser,
     add_stage_range_options,
     console_main,
+    named_pipelines,
     read_input,
     run_tool,
     write_atomic,
@@ -212,7 +213,7 @@ def _pipeline(args) -> Pipeline | None:
 
         check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
         return None
-    pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
+    pipeline = named_pipelines(args.pipelines_dir, [args.pipeline])[0]
     unknown = sorted(set(args.print_after) - {"all"} - set(pipeline.stage_names()))
     if unknown:
         from ..errors import did_you_mean

@@ -53,7 +53,7 @@ def test_merge_says_what_is_wrong_with_its_inputs(suite):
     status, _, err = _merge("out.txt", "x.json")
     assert (status, err) == (
         2,
-        "mlirpipe: error: cannot tell the kind of out.txt\n  hint: name it *.xml or *.json\n",
+        "mlirpipe merge: error: cannot tell the kind of out.txt\n  hint: name it *.xml or *.json\n",
     )
     status, _, err = _merge("out.json", "x.json", "gone.json", "y.xml")
     assert status == 2
@@ -71,7 +71,7 @@ def test_merge_never_overwrites_a_report_such_as_a_shards_own(suite):
     status, _, err = _merge("shard1.xml", "shard2.xml")
     assert (status, err) == (
         2,
-        "mlirpipe: error: shard1.xml exists: merge writes a new report and never overwrites "
+        "mlirpipe merge: error: shard1.xml exists: merge writes a new report and never overwrites "
         "one (its first argument is where the merged report goes)\n"
         "  hint: name a new file first: mlirpipe merge merged.xml shard2.xml\n",
     )
