@@ -102,10 +102,40 @@ def test_compare_passes_within_the_threshold_and_fails_a_regression(suite):
     )
 
 
-def test_a_missing_baseline_or_a_bad_threshold_is_reported(suite):
-    gone = suite.runpytest("--mlirpipe-compare=none.json")
-    assert gone.ret == pytest.ExitCode.USAGE_ERROR
-    gone.stdout.fnmatch_lines(["mlirpipe: --mlirpipe-compare: error: cannot read none.json*"])
+BAD_BASELINES = {
+    "none.json": (
+        None,
+        "cannot read none.json as JSON: [Errno 2] No such file or directory: 'none.json'",
+        "name the timing report of an earlier run (pytest --mlirpipe-json PATH writes one)",
+    ),
+    "cut.json": (
+        '{"format": 1, "files": {',
+        "cannot read cut.json as JSON: Expecting property name enclosed in double quotes:"
+        " line 1 column 25 (char 24)",
+        "name the timing report of an earlier run (pytest --mlirpipe-json PATH writes one)",
+    ),
+    "other.json": (
+        '{"format": 7}',
+        "other.json is not a timing report of pytest-mlirpipe (format 1)",
+        "write one with pytest --mlirpipe-json PATH",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_BASELINES))
+def test_a_baseline_that_cannot_be_read_stops_the_run_before_any_test(suite, name):
+    text, error, hint = BAD_BASELINES[name]
+    if text is not None:
+        (suite.path / name).write_text(text)
+    result = suite.runpytest(f"--mlirpipe-compare={name}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "collected" not in result.stdout.str()  # stopped at configure time
+    result.stderr.fnmatch_lines(
+        [f"ERROR: mlirpipe: --mlirpipe-compare {name}: error: {error}", f"  hint: {hint}"]
+    )
+
+
+def test_a_bad_threshold_is_reported(suite):
     bad = suite.runpytest("--mlirpipe-compare-threshold=-5")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(
