@@ -103,6 +103,20 @@ class FileCheckDisagreement(UserWarning):
     """With mlirpipe_filecheck = both: LLVM FileCheck and the Python port judged differently."""
 
 
+class IgnoredLocalConfig(UserWarning):
+    """lit.local.cfg files outside any lit suite: neither pytest nor lit reads them."""
+
+
+def ignored_local_configs_warning(paths: list[Path], root: Path) -> IgnoredLocalConfig:
+    shown = ", ".join(os.path.relpath(p, root) for p in paths)
+    return IgnoredLocalConfig(
+        f"{shown}: ignored, as no lit suite holds them (no lit.cfg.py or lit.site.cfg.py in"
+        " their folder or above it): their suffixes, excludes and settings apply to no test\n"
+        "  hint: put a lit.cfg.py in the suite's top folder (README: \"Using it from another"
+        ' compiler repository" has a two-line one), or remove these files'
+    )
+
+
 def _warn_of_filecheck_disagreements(path: Path, verdict: FileVerdict) -> None:
     for line, report in verdict.warnings:
         warnings.warn_explicit(

@@ -109,6 +109,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
             return None
         return _broken_file(runner, parent, file_path, error)
     if in_lit is None:
+        runner.discovery.note_outside_suites(file_path.parent, parent.config.rootpath)
         wanted = file_path.suffix in runner.config.suite.suffixes and is_test_file(file_path)
     else:
         wanted = in_lit and not _python_module(file_path, parent)
@@ -136,6 +137,22 @@ def _python_module(path: Path, parent: pytest.Collector) -> bool:
         return False
     patterns = parent.config.getini("python_files")
     return parent.session.isinitpath(path) or path_matches_patterns(path, patterns)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once per run: the lit.local.cfg files that no lit suite reads (no lit.cfg.py above)."""
+    runner = session.config.stash.get(RUNNER_KEY, None)
+    if runner is not None and runner.discovery.ignored_local_configs:
+        import warnings
+
+        from .items import ignored_local_configs_warning
+
+        found = sorted(runner.discovery.ignored_local_configs)
+        warning = ignored_local_configs_warning(found, session.config.rootpath)
+        try:
+            warnings.warn_explicit(warning, type(warning), str(found[0]), 1)
+        except type(warning) as error:  # filterwarnings = error: stop with the message
+            raise pytest.UsageError(f"mlirpipe: {error}") from None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -68,6 +68,8 @@ class LitDiscovery:
         self._broken: dict[str, SuiteConfigError] = {}
         self._configs: dict[Path, str | None] = {}
         self._reported: set[str] = set()
+        self._scanned: set[Path] = set()
+        self.ignored_local_configs: set[Path] = set()  # lit.local.cfg files no suite reads
 
     def collects(self, path: Path) -> bool | None:
         """True if lit runs `path` as a test, False if not, None when no lit suite holds it.
@@ -95,6 +97,17 @@ class LitDiscovery:
             except SuiteConfigError as error:
                 return error
             return None
+
+    def note_outside_suites(self, folder: Path, top: Path) -> None:
+        """Remember the lit.local.cfg files from `folder` up to `top` (a folder of files no
+        lit suite holds): nothing reads them."""
+        names = self.lit_config.local_config_names
+        with self._lock:
+            for here in (folder, *folder.parents):
+                if here in self._scanned or not here.is_relative_to(top):
+                    return
+                self._scanned.add(here)
+                self.ignored_local_configs.update(here / n for n in names if (here / n).is_file())
 
     def first_report(self, error: SuiteConfigError) -> bool:
         """True the first time a broken suite's error is to be shown (once per suite)."""

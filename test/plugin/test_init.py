@@ -195,3 +195,25 @@ def test_a_malformed_site_line_is_reported_at_collection(repo) -> None:
             "  hint: write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar = True",
         ]
     )
+
+
+def test_lit_local_cfg_files_outside_any_suite_are_named_once_as_ignored(repo) -> None:
+    (repo.path / "test" / "lit.cfg.py").unlink()
+    result = repo.runpytest(
+        "-p", "no:cacheprovider", "-W", "default", "--collect-only", "--ignore=test/python"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "test/bar/lit.local.cfg:1",
+            "  */test/bar/lit.local.cfg:1: IgnoredLocalConfig: test/bar/lit.local.cfg,"
+            " test/c/lit.local.cfg, test/legacy/lit.local.cfg: ignored, as no lit suite holds"
+            " them (no lit.cfg.py or lit.site.cfg.py in their folder or above it): their"
+            " suffixes, excludes and settings apply to no test",
+            "    hint: put a lit.cfg.py in the suite's top folder (README: \"Using it from"
+            ' another compiler repository" has a two-line one), or remove these files',
+        ]
+    )
+    assert result.stdout.str().count("IgnoredLocalConfig:") == 1
+    strict = repo.runpytest("-p", "no:cacheprovider", "-W", "error", "--ignore=test/python")
+    assert strict.ret == pytest.ExitCode.USAGE_ERROR
+    strict.stderr.fnmatch_lines(["ERROR: mlirpipe: test/bar/lit.local.cfg, * ignored, as *"])
