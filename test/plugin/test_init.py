@@ -217,3 +217,56 @@ def test_lit_local_cfg_files_outside_any_suite_are_named_once_as_ignored(repo) -
     strict = repo.runpytest("-p", "no:cacheprovider", "-W", "error", "--ignore=test/python")
     assert strict.ret == pytest.ExitCode.USAGE_ERROR
     strict.stderr.fnmatch_lines(["ERROR: mlirpipe: test/bar/lit.local.cfg, * ignored, as *"])
+
+
+def test_init_puts_its_lines_where_pytest_reads_them_when_a_pytest_ini_wins(repo) -> None:
+    (repo.path / "pytest.ini").write_text("[pytest]\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    head, lines = said.split("section:\n", 1)
+    assert head.endswith(
+        "mlirpipe init: pytest reads pytest.ini here (it wins over pyproject.toml): left as it"
+        " is; add these lines to its [pytest] "
+    )
+    assert lines.startswith("testpaths = test\nmlirpipe_lit_site =\n    foo_obj_root = build\n")
+    assert said.endswith(
+        "mlirpipe init: then, before running pytest or lit: add the lines above to pytest.ini\n"
+    )
+    assert not (repo.path / "pyproject.toml").exists()
+    added = lines.split("mlirpipe init: ")[0]
+    (repo.path / "pytest.ini").write_text("[pytest]\n" + added)
+    result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
+    result.assert_outcomes(passed=1)
+
+
+def test_init_names_the_setup_cfg_section_pytest_reads(repo) -> None:
+    (repo.path / "setup.cfg").write_text("[tool:pytest]\naddopts = -q\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: pytest reads setup.cfg here (it wins over pyproject.toml): left as it"
+        " is; add these lines to its [tool:pytest] section:\n" in said
+    )
+
+
+def test_init_from_a_subfolder_works_at_the_repositorys_root(repo, monkeypatch) -> None:
+    (repo.path / ".git").mkdir()
+    monkeypatch.chdir(repo.path / "test" / "python")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[0] == (
+        f"mlirpipe init: working in {repo.path} (the repository's root, where pytest runs)"
+    )
+    assert (repo.path / "pyproject.toml").exists()
+    assert (repo.path / "test" / "lit.site.cfg.py").exists()
+
+
+def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -> None:
+    (repo.path / "build" / "bin" / "foo-opt").unlink()
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: then, before running pytest or lit: give foo_tools_dir a value in"
+        " mlirpipe_lit_site (pyproject.toml)"
+    )
+    assert "now run" not in said
