@@ -15,6 +15,7 @@ from ..options import add_cli_options
 from ..tools.common import (
     ArgumentParser,
     add_stage_range_options,
+    add_version_option,
     console_main,
     named_pipelines,
     read_input,
@@ -31,6 +32,7 @@ def build_parser() -> ArgumentParser:
         "and import PyTorch or ONNX models to MLIR.",
         epilog="Exit status: 0 success, 1 a model, the input or a pass failed, 2 bad arguments.",
     )
+    add_version_option(p)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (
         _add_list,

@@ -74,6 +74,23 @@ def named_pipelines(pipeline_dirs, names: Sequence[str], flag: str = "--pipeline
     return [catalog.get(n) for n in names]
 
 
+def add_version_option(parser: argparse.ArgumentParser, extra: str = "") -> None:
+    """--version: the installed pytest-mlirpipe's version (importlib.metadata), and `extra`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        own = version("pytest-mlirpipe")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        own = "(not installed)"
+    text = f"{parser.prog} {own}{extra}\n"
+
+    class _Version(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            raise _HelpExit(0, text)  # to the tool's own stdout, not sys.stdout
+
+    parser.add_argument("--version", nargs=0, action=_Version, help="print the version and exit")
+
+
 def read_input(path: str, stdin: TextIO) -> tuple[str, str]:
     """(text, name for diagnostics) of FILE or '-' (stdin)."""
     if path == "-":

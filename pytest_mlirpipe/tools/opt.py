@@ -19,6 +19,7 @@ from ..options import add_cli_options
 from .common import (
     ArgumentParser,
     add_stage_range_options,
+    add_version_option,
     console_main,
     named_pipelines,
     read_input,
@@ -85,7 +86,18 @@ def build_parser() -> ArgumentParser:
         "next to -o, else a new mlirpipe-repro-* folder in $TMPDIR, kept for the repro)",
     )
     add_cli_options(p, "pipelines")
+    add_version_option(p, _torch_mlir_version())
     return p
+
+
+def _torch_mlir_version() -> str:
+    """', torch-mlir VERSION' of the installed bindings, or nothing."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f", torch-mlir {version('torch-mlir')}"
+    except PackageNotFoundError:
+        return ""
 
 
 def _add_verify_option(p: ArgumentParser) -> None:

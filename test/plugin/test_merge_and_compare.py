@@ -144,3 +144,18 @@ def test_a_bad_threshold_is_reported(suite):
             "(--mlirpipe-compare-threshold / mlirpipe_compare_threshold)"
         ]
     )
+
+
+def test_merge_counts_read_in_the_singular_for_one(suite):
+    suite.runpytest("--mlirpipe-shard=1/4", "--mlirpipe-json=one.json").assert_outcomes(passed=1)
+    status, out, err = _merge("all.json", "one.json")
+    assert (status, out, err) == (0, "mlirpipe merge: 1 test of 1 report in all.json\n", "")
+
+
+def test_a_comparison_of_one_test_reads_in_the_singular():
+    from pytest_mlirpipe.execution.baseline import Comparison, Slower, format_comparison
+
+    result = Comparison(compared=1, slower=(Slower("a.mlir::a.mlir", 1.0, 2.0),))
+    assert format_comparison(result, "base.json", 0.2).splitlines()[0] == (
+        "mlirpipe: 1 of 1 test more than 20% slower than base.json:"
+    )

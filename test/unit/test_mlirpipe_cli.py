@@ -349,3 +349,9 @@ def test_showcase_tables_a_split_input_file_by_its_first_case(tmp_path, monkeypa
     assert "checks: 1 RUN lines with FileCheck -> PASS" in out
     assert f"{broken}:2:12: error: cannot parse MLIR: @ identifier expected to start with" in out
     assert out.endswith("1 of 2 seed files passed their checks.\n")
+
+
+def test_version_prints_the_installed_version():
+    from importlib.metadata import version
+
+    assert mlirpipe("--version") == (0, f"mlirpipe {version('pytest-mlirpipe')}\n", "")

@@ -591,3 +591,13 @@ def test_an_unknown_op_of_a_known_dialect_is_located_with_what_to_check():
         "  hint: fix the IR at that position, or check that its dialects are registered "
         "(torch, linalg, tosa, ... are; a custom dialect is not)\n"
     )
+
+
+def test_version_prints_ours_and_torch_mlirs():
+    from importlib.metadata import version
+
+    assert run_opt("--version") == (
+        0,
+        f"mlirpipe-opt {version('pytest-mlirpipe')}, torch-mlir {version('torch-mlir')}\n",
+        "",
+    )
