@@ -53,7 +53,9 @@ def build_parser() -> ArgumentParser:
         help="MLIR file to read, '-' for standard input (default)",
     )
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--pipeline", metavar="NAME", help="a pipeline from pipelines/*.toml")
+    what.add_argument(
+        "--pipeline", metavar="NAME", help="a pipeline from pipelines/*.toml (`mlirpipe list`)"
+    )
     what.add_argument(
         "--pass-pipeline",
         metavar="TEXT",
