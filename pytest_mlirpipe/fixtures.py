@@ -34,6 +34,7 @@ class _ExecutionRun:
         self.json_path = options.json_path
         self.worker_rows: list[dict[str, Any]] = []
         self.verdict: tuple[int, str] | None = None  # of --mlirpipe-compare
+        self.baseline: dict[str, Any] = {}  # its report, read at configure time
         self._checker = None
 
     @property
@@ -68,7 +69,9 @@ class _ExecutionRun:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_RUN_KEY] = _ExecutionRun(run_config(config))
+    run = config.stash[_RUN_KEY] = _ExecutionRun(run_config(config))
+    if run.options.compare_path and not hasattr(config, "workerinput"):
+        run.baseline = _read_baseline(run.options.compare_path)  # before anything runs
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistMerge(config), "mlirpipe-execution-xdist")
 
@@ -104,19 +107,29 @@ def _file_timings(config: pytest.Config) -> dict[str, dict[str, Any]]:
     return order.file_timings() if order is not None else {}
 
 
-def _compare(config: pytest.Config, run: _ExecutionRun) -> tuple[int, str]:
-    """(exit status, message) of this run's timings against the --mlirpipe-compare report."""
+COMPARE_HINT = "name the timing report of an earlier run (pytest --mlirpipe-json PATH writes one)"
+
+
+def _read_baseline(path: str) -> dict[str, Any]:
+    """The --mlirpipe-compare report; one that cannot be read stops the run at once."""
     from .errors import UsageError
-    from .execution.baseline import compare, format_comparison
     from .execution.report import read_report
 
-    path, threshold = run.options.compare_path, run.options.compare_threshold
     try:
-        baseline = read_report(Path(path))
+        return read_report(Path(path))
     except UsageError as exc:
-        return pytest.ExitCode.USAGE_ERROR, f"mlirpipe: --mlirpipe-compare: {exc.format()}"
+        text = exc.format()
+        hint = "" if "\n  hint: " in text else f"\n  hint: {COMPARE_HINT}"
+        raise pytest.UsageError(f"mlirpipe: --mlirpipe-compare {path}: {text}{hint}") from None
+
+
+def _compare(config: pytest.Config, run: _ExecutionRun) -> tuple[int, str]:
+    """(exit status, message) of this run's timings against the --mlirpipe-compare report."""
+    from .execution.baseline import compare, format_comparison
+
+    path, threshold = run.options.compare_path, run.options.compare_threshold
     current = {"files": _file_timings(config), "results": run.rows()}
-    result = compare(baseline, current, threshold)
+    result = compare(run.baseline, current, threshold)
     status = pytest.ExitCode.TESTS_FAILED if result.slower else pytest.ExitCode.OK
     return status, format_comparison(result, path, threshold)
 

@@ -39,8 +39,9 @@ class MlirFile(pytest.File):
         yield MlirItem.from_parent(self, name=self.path.name)
 
 
-class BrokenSuite(pytest.File):
-    """A file of a lit suite whose config does not load: its collection error says why."""
+class BrokenSuite(pytest.Directory):
+    """The folder of a lit suite whose config does not load: one collection error says why,
+    and nothing under it is collected."""
 
     def __init__(self, *, error, **kwargs):
         super().__init__(**kwargs)
@@ -48,6 +49,21 @@ class BrokenSuite(pytest.File):
 
     def collect(self):
         raise self.CollectError(self.error.message(Path.cwd()))
+
+
+class BrokenSuiteFile(pytest.File):
+    """A file of a broken lit suite whose folder pytest does not collect (a suite root above
+    the rootdir): the first such file shows the error, once for the suite; the others
+    (`error` None) collect nothing, and a Python one is never imported."""
+
+    def __init__(self, *, error, **kwargs):
+        super().__init__(**kwargs)
+        self.error = error
+
+    def collect(self):
+        if self.error is not None:
+            raise self.CollectError(self.error.message(Path.cwd()))
+        return []
 
 
 class FileTestFailure(Exception):
@@ -107,6 +123,20 @@ class MlirItem(pytest.Item):
 
 class FileCheckDisagreement(UserWarning):
     """With mlirpipe_filecheck = both: LLVM FileCheck and the Python port judged differently."""
+
+
+class IgnoredLocalConfig(UserWarning):
+    """lit.local.cfg files outside any lit suite: neither pytest nor lit reads them."""
+
+
+def ignored_local_configs_warning(paths: list[Path], root: Path) -> IgnoredLocalConfig:
+    shown = ", ".join(os.path.relpath(p, root) for p in paths)
+    return IgnoredLocalConfig(
+        f"{shown}: ignored, as no lit suite holds them (no lit.cfg.py or lit.site.cfg.py in"
+        " their folder or above it): their suffixes, excludes and settings apply to no test\n"
+        "  hint: put a lit.cfg.py in the suite's top folder (README: \"Using it from another"
+        ' compiler repository" has a two-line one), or remove these files'
+    )
 
 
 def _warn_of_filecheck_disagreements(path: Path, verdict: FileVerdict) -> None:

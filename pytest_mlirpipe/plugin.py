@@ -12,7 +12,15 @@ from .filetests.config import EXCLUDED_DIRS
 from .filetests.discovery import SuiteConfigError
 from .filetests.format import is_test_file
 from .filetests.runner import FileTestRunner
-from .items import CONTAINED, RUNNER_KEY, STAGE_REPORT, UPDATED, BrokenSuite, MlirFile
+from .items import (
+    CONTAINED,
+    RUNNER_KEY,
+    STAGE_REPORT,
+    UPDATED,
+    BrokenSuite,
+    BrokenSuiteFile,
+    MlirFile,
+)
 from .options import (
     FILE_TEST_OPTIONS,
     GROUP,
@@ -86,6 +94,23 @@ def _ini(config: pytest.Config, option: Option):
         return option.default
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """The root folder of a lit suite whose config does not load is one collection error."""
+    runner = parent.config.stash.get(RUNNER_KEY, None)
+    if runner is None or any(part in EXCLUDED_DIRS for part in path.parts):
+        return None
+    error = runner.discovery.broken_suite(path)
+    return BrokenSuite.from_parent(parent, path=path, error=error) if error else None
+
+
+def _broken_file(runner, parent: pytest.Collector, path: Path, error: SuiteConfigError):
+    """A file of a broken suite whose root pytest does not collect: the first one shows the
+    error, the others collect nothing."""
+    shown = error if runner.discovery.first_report(error) else None
+    return BrokenSuiteFile.from_parent(parent, path=path, error=shown)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Inside a lit suite, the files lit runs (its configs' suffixes, excludes, formats); a
     Python file among them through pytest_pycollect_makemodule. Elsewhere, files with the run's
@@ -95,11 +120,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     try:
         in_lit = runner.discovery.collects(file_path)
-    except SuiteConfigError as error:  # on each file lit might run: it says why it cannot
+    except SuiteConfigError as error:  # the suite's folder is not collected: say it once
         if not is_test_file(file_path) or _python_module(file_path, parent):
             return None
-        return BrokenSuite.from_parent(parent, path=file_path, error=error)
+        return _broken_file(runner, parent, file_path, error)
     if in_lit is None:
+        runner.discovery.note_outside_suites(file_path.parent, parent.config.rootpath)
         wanted = file_path.suffix in runner.config.suite.suffixes and is_test_file(file_path)
     else:
         wanted = in_lit and not _python_module(file_path, parent)
@@ -115,7 +141,7 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):
     try:
         in_lit = runner.discovery.collects(module_path)
     except SuiteConfigError as error:  # lit may run it: not imported, the config's error shown
-        return BrokenSuite.from_parent(parent, path=module_path, error=error)
+        return _broken_file(runner, parent, module_path, error)
     return MlirFile.from_parent(parent, path=module_path) if in_lit else None
 
 
@@ -140,6 +166,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         link = extras.url(Path(page).resolve().as_uri(), name="stage report")
         report.extras = [*getattr(report, "extras", []), link]
     return report
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once per run: the lit.local.cfg files that no lit suite reads (no lit.cfg.py above)."""
+    runner = session.config.stash.get(RUNNER_KEY, None)
+    if runner is not None and runner.discovery.ignored_local_configs:
+        import warnings
+
+        from .items import ignored_local_configs_warning
+
+        found = sorted(runner.discovery.ignored_local_configs)
+        warning = ignored_local_configs_warning(found, session.config.rootpath)
+        try:
+            warnings.warn_explicit(warning, type(warning), str(found[0]), 1)
+        except type(warning) as error:  # filterwarnings = error: stop with the message
+            raise pytest.UsageError(f"mlirpipe: {error}") from None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

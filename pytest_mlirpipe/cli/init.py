@@ -132,8 +132,20 @@ def guess(name: str, found: Found) -> tuple[str, str]:
     return "", "no guess: set it"
 
 
-def init(root: Path, out: TextIO) -> int:
+def repository_root(start: Path) -> Path:
+    """Where init works from `start`: the folder of the ini file pytest would read (its own
+    search), else the git checkout's top, else `start`."""
+    inipath = _pytest_ini(start)
+    if inipath is not None:
+        return inipath.parent
+    return next((f for f in (start, *start.parents) if (f / ".git").exists()), start)
+
+
+def init(start: Path, out: TextIO) -> int:
     """Find the suites, print each guess, write each suite's site config and the ini lines."""
+    root = repository_root(start)
+    if root != start:
+        out.write(f"{SAY}working in {root} (the repository's root, where pytest runs)\n")
     found = find(root)
     if not found.suites:
         out.write(
@@ -145,21 +157,27 @@ def init(root: Path, out: TextIO) -> int:
     _say_found(found, out)
     lines: dict[str, str] = {}
     for suite in found.suites:
-        configs = [
-            suite / "lit.cfg.py",
-            *(c for c in found.local_configs if c.is_relative_to(suite)),
-        ]
-        needs = read_needs([root / c for c in configs])
+        needs = read_needs([root / c for c in _configs_of(suite, found)])
         for need in needs.attributes:
             if need.name not in lines:
                 value, why = guess(need.name, found)
                 where = f"{Path(need.path).relative_to(root)}:{need.line}"
                 out.write(f"{SAY}config.{need.name} = {value}  ({where} reads it; {why})\n")
                 lines[need.name] = f"{need.name} = {value}"
-        _write_site(root, suite, needs, out)
-    _write_ini(root, found, list(lines.values()), out)
+        _write_site(root, suite, needs, out, (_pytest_ini(root) or root / PYPROJECT).name)
+    ini, added = _write_ini(root, found, list(lines.values()), out)
+    unset = [line.split(" =")[0] for line in lines.values() if line.endswith("= ")]
+    todo = [] if added else [f"add the lines above to {ini}"]
+    todo += [f"give {', '.join(unset)} a value in {SITE_KEY} ({ini})"] if unset else []
+    if todo:
+        out.write(f"{SAY}then, before running pytest or lit: {'; '.join(todo)}\n")
+        return 1
     out.write(f"{SAY}now run: pytest, pytest -n 2, lit {' '.join(map(str, found.suites))}\n")
     return 0
+
+
+def _configs_of(suite: Path, found: Found) -> list[Path]:
+    return [suite / "lit.cfg.py", *(c for c in found.local_configs if c.is_relative_to(suite))]
 
 
 def _say_found(found: Found, out: TextIO) -> None:
@@ -176,18 +194,18 @@ def _say_found(found: Found, out: TextIO) -> None:
         out.write(f"{SAY}no LLVM FileCheck found (install LLVM's tools, e.g. llvm-22-tools)\n")
 
 
-def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO) -> None:
+def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO, ini: str) -> None:
     site = suite / SITE_FILE
     if needs.llvm_initialize is not None:
         use = needs.llvm_initialize
         out.write(
             f"{SAY}{Path(use.path).relative_to(root)}:{use.line} uses llvm_config: the site "
-            "config runs lit.llvm.initialize first\n"
+            "config runs lit.llvm.initialize first, with lit's internal shell (lit 23's only one)\n"
         )
     if (root / site).exists():
         out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
         return
-    text = site_file_text("lit.cfg.py", PYPROJECT, needs.llvm_initialize is not None)
+    text = site_file_text("lit.cfg.py", ini, needs.llvm_initialize is not None)
     write_atomic(root / site, text)
     out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / 'lit.cfg.py'})\n")
 
@@ -201,7 +219,35 @@ def ini_block(suites: tuple[Path, ...], lines: list[str]) -> str:
     return f"{INI_TABLE}\ntestpaths = [{paths}]\n{SITE_KEY} = [\n{site}]\n"
 
 
-def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> None:
+def ini_section_lines(suites: tuple[Path, ...], lines: list[str]) -> str:
+    """The same keys in an ini file's pytest section (pytest.ini, tox.ini, setup.cfg)."""
+    site = "".join(f"    {line}\n" for line in lines)
+    return f"testpaths = {' '.join(map(str, suites))}\n{SITE_KEY} =\n{site}"
+
+
+def _pytest_ini(root: Path) -> Path | None:
+    """The ini file pytest reads at `root` (pytest's own search), if any."""
+    from _pytest.config.findpaths import locate_config
+
+    try:
+        return locate_config(root, [root])[1]
+    except Exception:  # an ini pytest cannot read: pytest says why when it runs
+        return None
+
+
+def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple[str, bool]:
+    """Add the table to pyproject.toml, unless pytest reads another ini file there, or the
+    table exists: then print what to add. Returns the file the values are to live in, and
+    whether they are there."""
+    inipath = _pytest_ini(root)
+    if inipath is not None and inipath.name != PYPROJECT:
+        name = inipath.relative_to(root) if inipath.is_relative_to(root) else inipath
+        section = "[tool:pytest]" if inipath.name == "setup.cfg" else "[pytest]"
+        out.write(
+            f"{SAY}pytest reads {name} here (it wins over {PYPROJECT}): left as it is; add"
+            f" these lines to its {section} section:\n{ini_section_lines(found.suites, lines)}"
+        )
+        return str(name), SITE_KEY in inipath.read_text(encoding="utf-8")
     block = ini_block(found.suites, lines)
     path = root / PYPROJECT
     text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -210,8 +256,9 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> None:
             f"{SAY}{PYPROJECT} already has {INI_TABLE}: left as it is; add these lines to "
             f"it:\n{block.split(chr(10), 1)[1]}"
         )
-        return
+        return PYPROJECT, SITE_KEY in text
     sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
     write_atomic(path, text + sep + block)  # the user's file: whole or not at all
     verb = "added" if text else "wrote"
     out.write(f"{SAY}{verb} {INI_TABLE} to {PYPROJECT}: correct any guess in {SITE_KEY} there\n")
+    return PYPROJECT, True

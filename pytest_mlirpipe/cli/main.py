@@ -15,7 +15,9 @@ from ..options import add_cli_options
 from ..tools.common import (
     ArgumentParser,
     add_stage_range_options,
+    add_version_option,
     console_main,
+    named_pipelines,
     read_input,
     run_tool,
     write_output,
@@ -30,6 +32,7 @@ def build_parser() -> ArgumentParser:
         "and import PyTorch or ONNX models to MLIR.",
         epilog="Exit status: 0 success, 1 a model, the input or a pass failed, 2 bad arguments.",
     )
+    add_version_option(p)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (
         _add_list,
@@ -44,6 +47,8 @@ def build_parser() -> ArgumentParser:
         _add_update_checks,
     ):
         add(sub)
+    for command in sub.choices.values():  # its usage errors start `mlirpipe COMMAND: error:`
+        command.set_defaults(prog=command.prog)
     return p
 
 
@@ -259,10 +264,14 @@ def _add_init(sub) -> None:
     it = sub.add_parser(
         "init",
         help="give an existing lit suite what its lit.cfg.py expects from a build",
-        description="In a compiler repository with a lit suite: find its lit configs, *-opt "
-        "tools and FileCheck; guess the values its configs read but never set (what a build's "
-        "lit.site.cfg.py sets), print each guess, and write them to pyproject.toml with a "
-        "lit.site.cfg.py that reads them, for pytest and lit alike. Never overwrites a file.",
+        description="In a compiler repository with a lit suite (run anywhere in it: it works "
+        "at the repository's root): find its lit configs, *-opt tools and FileCheck; guess the "
+        "values its configs read but never set (what a build's lit.site.cfg.py sets), print "
+        "each guess, and write them to pyproject.toml with a lit.site.cfg.py that reads them, "
+        "for pytest and lit alike. Never overwrites a file: when pytest reads another ini file "
+        "(pytest.ini, tox.ini, setup.cfg), it prints the lines to add there.",
+        epilog="Exit status: 0 ready to run; 1 no lit suite, or something left to fill in "
+        "(it says what).",
     )
     it.set_defaults(body=_init)
 
@@ -328,6 +337,7 @@ def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
 
 
 def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    named_pipelines(args.pipelines_dir, [])  # a --pipelines-dir that is not there: exit 2
     catalog = catalog_for(args.pipelines_dir)
     blocks = []
     for pipe in catalog:
@@ -352,8 +362,8 @@ def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
     from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_stages
 
+    pipeline = named_pipelines(args.pipelines_dir, [args.pipeline])[0]
     text, name = read_input(args.input, stdin)
-    pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
     if args.html:
         return _stages_html(args, text, name, pipeline, stdout, stderr)
     run = run_stages(
@@ -503,11 +513,9 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
                 f"--threads and --blocks must be at least 1 (got {args.threads}, {args.blocks})"
             )
         )
-    negative = [
-        f"{f} {v:g}" for f, v in (("--rtol", args.rtol), ("--atol", args.atol)) if v and v < 0
-    ]
-    if negative:
-        raise UsageError(Problem(f"tolerances cannot be negative (got {', '.join(negative)})"))
+    _check_tolerances(args)
+    pipelines = _names(args.pipeline)
+    _require_runnable(args.pipelines_dir, tuple(pipelines))
     if args.model.endswith(".onnx"):
         _refuse_inputs_for_onnx(args)
         model, inputs = args.model, _onnx_example_inputs(args.model, args.seed)
@@ -519,7 +527,6 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         timing=None if args.no_time else TimingConfig(threads=args.threads, blocks=args.blocks),
         mode=args.mode,
     )
-    pipelines = [p.strip() for p in args.pipeline.split(",") if p.strip()]
     status = 0
     try:
         checker.check(
@@ -536,6 +543,24 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         status = 1
     _write_outcomes(checker.outcomes, args.json, stdout)
     return status
+
+
+def _check_tolerances(args: argparse.Namespace) -> None:
+    """--rtol and --atol: finite numbers >= 0 (NaN would make every comparison pass)."""
+    import math
+
+    bad = [
+        f"{flag} {value:g}"
+        for flag, value in (("--rtol", args.rtol), ("--atol", args.atol))
+        if value is not None and not (math.isfinite(value) and value >= 0)
+    ]
+    if bad:
+        raise UsageError(
+            Problem(
+                f"a tolerance must be a finite number >= 0 (got {', '.join(bad)})",
+                hint="e.g. --rtol 1e-5 --atol 1e-6, or leave them out for the scaled rule",
+            )
+        )
 
 
 def _write_outcomes(outcomes: list, json_path: str | None, stdout: TextIO) -> None:
@@ -630,9 +655,8 @@ def _require_runnable(pipeline_dirs, pipelines: tuple[str, ...]) -> None:
     """Every pipeline exists and ends in the llvm dialect (checked before any entry runs)."""
     from ..execution.model_lowering import require_llvm_output
 
-    catalog = catalog_for(pipeline_dirs)
-    for name in pipelines:
-        require_llvm_output(catalog.get(name))
+    for pipeline in named_pipelines(pipeline_dirs, pipelines):
+        require_llvm_output(pipeline)
 
 
 def _names(text: str) -> list[str]:

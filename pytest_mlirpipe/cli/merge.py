@@ -53,7 +53,8 @@ def merge_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
     else:
         text, count = merge_json([Path(p) for p in args.inputs])
     write_atomic(args.output, text, make_parents=True)
-    stdout.write(f"mlirpipe merge: {count} tests of {len(args.inputs)} reports in {args.output}\n")
+    tests, reports = _plural(count, "test"), _plural(len(args.inputs), "report")
+    stdout.write(f"mlirpipe merge: {tests} of {reports} in {args.output}\n")
     return 0
 
 
@@ -129,3 +130,7 @@ def merge_json(paths: list[Path]) -> tuple[str, int]:
         "results": results,
     }
     return json.dumps(merged, indent=1) + "\n", len(files) + len(results)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"

@@ -64,7 +64,8 @@ def format_comparison(result: Comparison, baseline: str, threshold: float) -> st
             f"({result.compared} compared)"
         )
     lines = [
-        f"mlirpipe: {len(result.slower)} of {result.compared} tests more than {limit} slower "
+        f"mlirpipe: {len(result.slower)} of {result.compared} "
+        f"test{'' if result.compared == 1 else 's'} more than {limit} slower "
         f"than {baseline}:"
     ]
     lines += [

@@ -39,11 +39,11 @@ def read_settings(start: str | os.PathLike) -> SuiteSettings:
     .pytest.ini, pyproject.toml, tox.ini or setup.cfg, found by pytest's own search). A file
     pytest cannot read means the defaults here: pytest reports it."""
     found = ini_values(start)
-    return SuiteSettings() if found is None else _settings(*found)
+    return SuiteSettings() if found is None else _settings(found[0], found[1].parent)
 
 
 def ini_values(start: str | os.PathLike) -> tuple[dict[str, list[str]], Path] | None:
-    """({key: its lines}, the ini file's folder) of the ini file pytest would read for `start`;
+    """({key: its lines}, the ini file) of the ini file pytest would read for `start`;
     None when there is none or it does not parse (pytest says what is wrong when it reads it)."""
     from _pytest.config.findpaths import locate_config
 
@@ -54,7 +54,7 @@ def ini_values(start: str | os.PathLike) -> tuple[dict[str, list[str]], Path] | 
         return None
     if inipath is None:
         return None
-    return {k: _as_list(getattr(v, "value", v)) for k, v in values.items()}, inipath.parent
+    return {k: _as_list(getattr(v, "value", v)) for k, v in values.items()}, inipath
 
 
 def _as_list(value) -> list[str]:

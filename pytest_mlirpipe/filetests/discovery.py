@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
+import sysconfig
 import threading
 from pathlib import Path
 
@@ -12,24 +14,46 @@ from pathlib import Path
 _NEVER = ("Output", ".svn", ".git")
 
 SITE_HINT = (
-    "this config reads what a build's lit.site.cfg.py sets: run `mlirpipe init` in the "
-    "repository to write one, or run the suite from the build folder"
+    "there is no lit.site.cfg.py beside it, and this config reads what a build's "
+    "lit.site.cfg.py sets up (config values, lit.llvm's llvm_config): run `mlirpipe init` in "
+    "the repository to write one, or run the suite from the build folder"
 )
+FIX_HINT = (
+    "fix the config there, or correct the value it reads in the mlirpipe_lit_site lines of "
+    "the pytest ini file (pyproject.toml)"
+)
+# The names lit looks for in a suite's folder before its main config (lit.discovery).
+SITE_CONFIG_NAMES = ("lit.site.cfg.py", "lit.site.cfg")
+# A frame of the traceback lit prints when a config raised.
+_FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line (?P<line>\d+), in ', re.M)
 
 
 class SuiteConfigError(Exception):
     """A suite's lit.cfg.py (or the site config before it) stopped while lit loaded it."""
 
-    def __init__(self, config_path: str, reason: str):
+    def __init__(self, config_path: str, reason: str, where: tuple[str, int] | None = None):
         super().__init__(config_path, reason)
         self.config_path = config_path
         self.reason = reason
+        self.where = where  # the user's config file and line that raised, if any
+
+    @property
+    def without_site_config(self) -> bool:
+        """lit found the suite's main config with no site config beside it."""
+        folder = os.path.dirname(self.config_path)
+        return not any(os.path.exists(os.path.join(folder, n)) for n in SITE_CONFIG_NAMES)
 
     def message(self, start: Path) -> str:
-        where = os.path.relpath(self.config_path, start)
-        return (
-            f"{where}: lit could not load this suite's config: {self.reason}\n  hint: {SITE_HINT}"
-        )
+        config = os.path.relpath(self.config_path, start)
+        where, which = config, "this suite's config"
+        if self.where is not None:
+            where = f"{os.path.relpath(self.where[0], start)}:{self.where[1]}"
+            if os.path.abspath(self.where[0]) != self.config_path:
+                which = f"the suite config {config}"
+        hint = SITE_HINT if self.without_site_config else FIX_HINT
+        own = "\n  hint: " in self.reason  # a message of ours (the site values) has its own
+        tail = "" if own else f"\n  hint: {hint}"
+        return f"{where}: lit could not load {which}: {self.reason}{tail}"
 
 
 class LitDiscovery:
@@ -43,6 +67,9 @@ class LitDiscovery:
         self._tests_in: dict = {}
         self._broken: dict[str, SuiteConfigError] = {}
         self._configs: dict[Path, str | None] = {}
+        self._reported: set[str] = set()
+        self._scanned: set[Path] = set()
+        self.ignored_local_configs: set[Path] = set()  # lit.local.cfg files no suite reads
 
     def collects(self, path: Path) -> bool | None:
         """True if lit runs `path` as a test, False if not, None when no lit suite holds it.
@@ -56,21 +83,58 @@ class LitDiscovery:
                 return False
             return in_suite[-1] in self._tests_in_folder(suite, folder)
 
-    def _suite(self, path: Path):
+    def broken_suite(self, folder: Path) -> SuiteConfigError | None:
+        """The error of the suite whose root is `folder`, if its config does not load (None
+        when it loads, or when no suite starts there)."""
         import lit.discovery
 
+        with self._lock:
+            found = lit.discovery.dirContainsTestSuite(str(folder), self.lit_config)
+            if not found:
+                return None
+            try:
+                self._load(os.path.abspath(found), str(folder))
+            except SuiteConfigError as error:
+                return error
+            return None
+
+    def note_outside_suites(self, folder: Path, top: Path) -> None:
+        """Remember the lit.local.cfg files from `folder` up to `top` (a folder of files no
+        lit suite holds): nothing reads them."""
+        names = self.lit_config.local_config_names
+        with self._lock:
+            for here in (folder, *folder.parents):
+                if here in self._scanned or not here.is_relative_to(top):
+                    return
+                self._scanned.add(here)
+                self.ignored_local_configs.update(here / n for n in names if (here / n).is_file())
+
+    def first_report(self, error: SuiteConfigError) -> bool:
+        """True the first time a broken suite's error is to be shown (once per suite)."""
+        with self._lock:
+            first = error.config_path not in self._reported
+            self._reported.add(error.config_path)
+            return first
+
+    def _suite(self, path: Path):
         if path.parent not in self._configs:
             self._configs[path.parent] = _config_above(path.parent, self.lit_config)
         config_path = self._configs[path.parent]
         if config_path is None:
             return None, ()
+        return self._load(config_path, str(path))
+
+    def _load(self, config_path: str, item: str):
+        """lit's (suite, path in suite) of `item`, whose nearest config is `config_path`."""
+        import lit.discovery
+
         if config_path in self._broken:
             raise self._broken[config_path]
         try:
             with _quiet() as said:
-                return lit.discovery.getTestSuite(str(path), self.lit_config, self._cache)
+                return lit.discovery.getTestSuite(item, self.lit_config, self._cache)
         except (Exception, SystemExit) as exc:
-            error = SuiteConfigError(config_path, _reason(said.getvalue(), exc))
+            error = _failure(said.getvalue(), exc, config_path)
             self._broken[config_path] = error
             raise error from None
 
@@ -117,12 +181,26 @@ def _quiet():
         yield said
 
 
-def _reason(said: str, exc: BaseException) -> str:
-    """What lit's `fatal` said (of a config that raised: the exception, its traceback's last
-    line), else the exception."""
+def _failure(said: str, exc: BaseException, config_path: str) -> SuiteConfigError:
+    """What lit's `fatal` said (of a config that raised: the exception, located at the
+    innermost frame of the user's files in its traceback), else the exception."""
     _, fatal, message = said.partition(": fatal: ")
     if not fatal:
-        return f"{type(exc).__name__}: {exc}"
-    if message.startswith("unable to parse config file"):
-        return [ln.strip() for ln in message.splitlines() if ln.strip()][-1]
-    return message.strip()
+        return SuiteConfigError(config_path, f"{type(exc).__name__}: {exc}")
+    if not message.startswith("unable to parse config file"):
+        return SuiteConfigError(config_path, message.strip())
+    reason = [ln.strip() for ln in message.splitlines() if ln.strip()][-1]
+    others = _not_users_folders()
+    frames = [f for f in _FRAME.finditer(message) if not f["path"].startswith(others)]
+    where = (frames[-1]["path"], int(frames[-1]["line"])) if frames else None
+    return SuiteConfigError(config_path, reason, where)
+
+
+def _not_users_folders() -> tuple[str, ...]:
+    """Where the frames of lit, of this package and of Python itself live."""
+    import lit
+
+    ours = Path(__file__).resolve().parents[1]
+    folders = {os.path.dirname(lit.__file__), str(ours)}
+    folders |= {sysconfig.get_path(n) for n in ("stdlib", "purelib", "platlib")}
+    return tuple(os.path.join(f, "") for f in folders)

@@ -32,6 +32,10 @@ lit_config.load_config(config, os.path.join(os.path.dirname(__file__), "{config}
 _INITIALIZE = """import lit.llvm
 
 lit.llvm.initialize(lit_config, config)
+# lit 23 runs RUN lines only in its internal shell: a config's
+# `ShTest(not llvm_config.use_lit_shell)` must see True (LIT_USE_INTERNAL_SHELL still decides).
+if not os.environ.get("LIT_USE_INTERNAL_SHELL"):
+    lit.llvm.llvm_config.use_lit_shell = True
 """
 
 
@@ -45,7 +49,7 @@ def parse_site_line(line: str, base: Path) -> tuple[str, object]:
     name, sep, text = line.partition("=")
     name, text = name.strip(), text.strip()
     if not sep or not name.isidentifier():
-        raise SiteValueError(f"{SITE_KEY}: {line.strip()!r} is not NAME = VALUE")
+        raise SiteValueError(f"{line.strip()!r} is not NAME = VALUE")
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -56,12 +60,35 @@ def parse_site_line(line: str, base: Path) -> tuple[str, object]:
 
 
 def site_values(start: str | os.PathLike) -> dict[str, object]:
-    """The site values of the pytest ini file found from `start` (none without one)."""
+    """The site values of the pytest ini file found from `start` (none without one); a
+    malformed line is reported with the ini file and its place among the key's lines."""
     found = ini_values(start)
     if found is None:
         return {}
-    values, base = found
-    return dict(parse_site_line(line, base) for line in values.get(SITE_KEY, []) if line.strip())
+    values, ini = found
+    lines = [line for line in values.get(SITE_KEY, []) if line.strip()]
+    parsed = {}
+    for number, line in enumerate(lines, 1):
+        try:
+            name, value = parse_site_line(line, ini.parent)
+        except SiteValueError as exc:
+            raise SiteValueError(f"{_where(ini, line, number)}: {exc}") from None
+        parsed[name] = value
+    return parsed
+
+
+def _where(ini: Path, line: str, number: int) -> str:
+    """ini:LINE of a site line, when the file holds that text once; else its place in the key."""
+    shown = os.path.relpath(ini) if ini.is_relative_to(Path.cwd()) else str(ini)
+    text = line.strip()
+    hits = [
+        n
+        for n, raw in enumerate(ini.read_text(encoding="utf-8").splitlines(), 1)
+        if raw.strip().rstrip(",").strip().strip("\"'") == text
+    ]
+    if len(hits) == 1:
+        return f"{shown}:{hits[0]}: {SITE_KEY}"
+    return f"{shown}: {SITE_KEY}, line {number}"
 
 
 def load_site(config, lit_config, site_file: str) -> None:

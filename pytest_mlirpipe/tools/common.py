@@ -16,6 +16,7 @@ from ..model import Location
 # Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
 # the line numbers of the next chunk.
 SPLIT_MARKER = re.compile(r"^// -----[^\S\n]*$", re.MULTILINE)
+PIPELINES_HINT = "give a folder of pipeline files (*.toml), or leave the flag out"
 
 
 class _HelpExit(Exception):
@@ -29,7 +30,9 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse that raises instead of printing and exiting, so tools can run in-process."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(Problem(message, hint=f"see `{self.prog} --help`"))
+        error = UsageError(Problem(message, hint=f"see `{self.prog} --help`"))
+        error.prog = self.prog  # type: ignore[attr-defined]  # a subcommand's: `mlirpipe run`
+        raise error
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise _HelpExit(status, message or "")
@@ -46,6 +49,50 @@ def add_stage_range_options(parser: argparse.ArgumentParser) -> None:
         metavar="STAGE",
         help="take the input as the IR after this stage, run the stages after it",
     )
+
+
+def named_pipelines(pipeline_dirs, names: Sequence[str], flag: str = "--pipeline") -> list:
+    """The pipelines a command-line flag names, from the catalog of `pipeline_dirs`; an unknown
+    name, or a pipelines folder that does not exist, is a usage error (exit 2)."""
+    from ..errors import did_you_mean
+    from ..lowering.catalog import catalog_for
+
+    missing = [d for d in pipeline_dirs if not Path(d).is_dir()]
+    if missing:
+        raise UsageError(
+            [Problem(f"--pipelines-dir {d}: no such folder", hint=PIPELINES_HINT) for d in missing]
+        )
+    catalog = catalog_for(pipeline_dirs)
+    unknown = [n for n in names if n not in catalog]
+    if unknown:
+        known = f"known pipelines: {', '.join(catalog.names()) or '(none)'}"
+        raise UsageError(
+            [
+                Problem(
+                    f"{flag}: unknown pipeline '{n}'",
+                    hint=" ".join(filter(None, [did_you_mean(n, catalog.names()), known])),
+                )
+                for n in unknown
+            ]
+        )
+    return [catalog.get(n) for n in names]
+
+
+def add_version_option(parser: argparse.ArgumentParser, extra: str = "") -> None:
+    """--version: the installed pytest-mlirpipe's version (importlib.metadata), and `extra`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        own = version("pytest-mlirpipe")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        own = "(not installed)"
+    text = f"{parser.prog} {own}{extra}\n"
+
+    class _Version(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            raise _HelpExit(0, text)  # to the tool's own stdout, not sys.stdout
+
+    parser.add_argument("--version", nargs=0, action=_Version, help="print the version and exit")
 
 
 def read_input(path: str, stdin: TextIO) -> tuple[str, str]:
@@ -97,14 +144,16 @@ def run_tool(
     stderr: TextIO,
 ) -> int:
     """Parse `argv` and run `body(args, stdin, stdout, stderr)`; our errors become messages."""
+    prog = parser.prog
     try:
         args = parser.parse_args(list(argv))
+        prog = getattr(args, "prog", prog)  # a subcommand's name, argparse's convention
         return body(args, stdin, stdout, stderr)
     except _HelpExit as exc:
         (stdout if exc.status == 0 else stderr).write(exc.text)
         return exc.status
     except UsageError as exc:
-        stderr.write(f"{parser.prog}: {exc.format()}\n")
+        stderr.write(f"{getattr(exc, 'prog', prog)}: {exc.format()}\n")
         return 2
     except MlirpipeError as exc:
         stderr.write(exc.format() + "\n")

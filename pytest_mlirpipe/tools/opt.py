@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import IRParseError, MlirpipeError, Problem, StageFailure, UsageError
-from ..lowering.catalog import catalog_for, is_known_pass, known_pass_names, pipeline_dirs
+from ..lowering.catalog import is_known_pass, known_pass_names, pipeline_dirs
 from ..model import Diagnostic, Pipeline
 from ..options import add_cli_options
 from .common import (
     ArgumentParser,
     add_stage_range_options,
+    add_version_option,
     console_main,
+    named_pipelines,
     read_input,
     run_tool,
     split_input,
@@ -49,7 +51,9 @@ def build_parser() -> ArgumentParser:
         help="MLIR file to read, '-' for standard input (default)",
     )
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--pipeline", metavar="NAME", help="a pipeline from pipelines/*.toml")
+    what.add_argument(
+        "--pipeline", metavar="NAME", help="a pipeline from pipelines/*.toml (`mlirpipe list`)"
+    )
     what.add_argument(
         "--pass-pipeline",
         metavar="TEXT",
@@ -82,7 +86,18 @@ def build_parser() -> ArgumentParser:
         "next to -o, else a new mlirpipe-repro-* folder in $TMPDIR, kept for the repro)",
     )
     add_cli_options(p, "pipelines")
+    add_version_option(p, _torch_mlir_version())
     return p
+
+
+def _torch_mlir_version() -> str:
+    """', torch-mlir VERSION' of the installed bindings, or nothing."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f", torch-mlir {version('torch-mlir')}"
+    except PackageNotFoundError:
+        return ""
 
 
 def _add_verify_option(p: ArgumentParser) -> None:
@@ -235,7 +250,7 @@ def _pipeline(args) -> Pipeline | None:
 
         check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
         return None
-    pipeline = catalog_for(args.pipelines_dir).get(args.pipeline)
+    pipeline = named_pipelines(args.pipelines_dir, [args.pipeline])[0]
     unknown = sorted(set(args.print_after) - {"all"} - set(pipeline.stage_names()))
     if unknown:
         from ..errors import did_you_mean

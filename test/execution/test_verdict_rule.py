@@ -259,13 +259,21 @@ def test_run_judges_by_a_given_rtol_and_atol(tmp_path: Path) -> None:
     assert run_cli([*argv, "--rtol", "1e-3", "--atol", "1e-3"])[0] == 0
 
 
-def test_run_refuses_a_negative_tolerance(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--atol", "-1"), ("--atol", "nan"), ("--rtol", "inf"), ("--rtol", "-inf")]
+)
+def test_run_refuses_a_tolerance_that_is_not_a_finite_number_at_least_0(
+    tmp_path: Path, flag: str, value: str
+) -> None:
     (tmp_path / "m.py").write_text(MODEL)
     code, _, err = run_cli(
-        ["run", f"{tmp_path}/m.py::MM", "--inputs", "2x2xf32,2x2xf32", "--atol", "-1"]
+        ["run", f"{tmp_path}/m.py::MM", "--inputs", "2x2xf32,2x2xf32", f"{flag}={value}"]
     )
     assert code == 2
-    assert "error: tolerances cannot be negative (got --atol -1)" in err
+    assert err == (
+        f"mlirpipe run: error: a tolerance must be a finite number >= 0 (got {flag} {value})\n"
+        "  hint: e.g. --rtol 1e-5 --atol 1e-6, or leave them out for the scaled rule\n"
+    )
 
 
 def test_float64_results_are_compared_as_float64(checker) -> None:

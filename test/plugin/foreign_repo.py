@@ -19,7 +19,7 @@ from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
 config.name = "FOO"
-config.test_format = lit.formats.ShTest(execute_external=False)
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = {".mlir"}
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.foo_obj_root, "test")

@@ -66,8 +66,8 @@ INIT_SAYS = [
     "mlirpipe init: config.enable_bindings_python = True  (test/lit.cfg.py:23 reads it;"
     " features on)",
     "mlirpipe init: config.enable_bar = True  (test/bar/lit.local.cfg:1 reads it; features on)",
-    "mlirpipe init: test/lit.cfg.py:16 uses llvm_config: the site config runs"
-    " lit.llvm.initialize first",
+    "mlirpipe init: test/lit.cfg.py:10 uses llvm_config: the site config runs"
+    " lit.llvm.initialize first, with lit's internal shell (lit 23's only one)",
     "mlirpipe init: wrote test/lit.site.cfg.py (sets the values above, then loads test/lit.cfg.py)",
     "mlirpipe init: wrote [tool.pytest.ini_options] to pyproject.toml: correct any guess in"
     " mlirpipe_lit_site there",
@@ -96,18 +96,50 @@ def test_the_readme_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None
     assert "shadow" not in serial.stdout.str() + parallel.stdout.str() + output
 
 
-def test_without_init_collection_stops_with_the_configs_error_and_imports_nothing(repo) -> None:
+NO_SITE = [
+    "test/lit.cfg.py:10: lit could not load this suite's config: AttributeError: 'NoneType'"
+    " object has no attribute 'use_lit_shell'",
+    "  hint: there is no lit.site.cfg.py beside it, and this config reads what a build's"
+    " lit.site.cfg.py sets up (config values, lit.llvm's llvm_config): run `mlirpipe init` in"
+    " the repository to write one, or run the suite from the build folder",
+]
+
+
+def test_without_init_the_suite_is_one_located_error_and_nothing_is_imported(repo) -> None:
+    serial = repo.runpytest("-p", "no:cacheprovider")
+    parallel = repo.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    assert serial.ret == pytest.ExitCode.INTERRUPTED
+    assert parallel.ret == pytest.ExitCode.TESTS_FAILED  # xdist's status for collection errors
+    for result in (serial, parallel):
+        result.stdout.fnmatch_lines(["*_ ERROR collecting test _*", *NO_SITE])
+        assert result.stdout.str().count("ERROR collecting") == 1, result.stdout.str()
+        assert "ModuleNotFoundError" not in result.stdout.str()
+
+
+def test_a_config_that_raises_after_init_is_located_and_init_is_not_suggested(repo) -> None:
+    mlirpipe("init")
+    cfg = repo.path / "test" / "lit.cfg.py"
+    lines = cfg.read_text().count("\n")
+    cfg.write_text(cfg.read_text() + "config.substitutions.append(('%x', config.x_data_dir))\n")
     result = repo.runpytest("-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(
         [
-            "test/lit.cfg.py: lit could not load this suite's config: AttributeError:"
-            " 'TestingConfig' object has no attribute 'foo_obj_root'",
-            "  hint: this config reads what a build's lit.site.cfg.py sets: run `mlirpipe init`"
-            " in the repository to write one, or run the suite from the build folder",
+            f"test/lit.cfg.py:{lines + 1}: lit could not load the suite config"
+            " test/lit.site.cfg.py: AttributeError: 'TestingConfig' object has no attribute"
+            " 'x_data_dir'",
+            "  hint: fix the config there, or correct the value it reads in the"
+            " mlirpipe_lit_site lines of the pytest ini file (pyproject.toml)",
         ]
     )
-    assert "ModuleNotFoundError" not in result.stdout.str()
+    assert "mlirpipe init" not in result.stdout.str()
+
+
+def test_a_broken_suite_above_the_rootdir_shows_its_error_once(repo) -> None:
+    (repo.path / "test" / "bar" / "pytest.ini").write_text("[pytest]\n")
+    (repo.path / "test" / "bar" / "baz.mlir").write_text("// RUN: true\n")
+    result = repo.runpytest("-p", "no:cacheprovider", "test/bar")
+    result.stdout.fnmatch_lines(["*_ ERROR collecting bar.mlir _*", "test/lit.cfg.py:10: *"])
+    assert result.stdout.str().count("ERROR collecting") == 1, result.stdout.str()
 
 
 def test_init_twice_overwrites_nothing_and_prints_the_lines_to_add(repo) -> None:
@@ -158,8 +190,83 @@ def test_a_malformed_site_line_is_reported_at_collection(repo) -> None:
     result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
     result.stdout.fnmatch_lines(
         [
-            "test/lit.site.cfg.py: lit could not load this suite's config: mlirpipe_lit_site:"
-            " 'enable_bar' is not NAME = VALUE",
+            "test/lit.site.cfg.py: lit could not load this suite's config: pyproject.toml:9:"
+            " mlirpipe_lit_site: 'enable_bar' is not NAME = VALUE",
             "  hint: write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar = True",
         ]
     )
+
+
+def test_lit_local_cfg_files_outside_any_suite_are_named_once_as_ignored(repo) -> None:
+    (repo.path / "test" / "lit.cfg.py").unlink()
+    result = repo.runpytest(
+        "-p", "no:cacheprovider", "-W", "default", "--collect-only", "--ignore=test/python"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "test/bar/lit.local.cfg:1",
+            "  */test/bar/lit.local.cfg:1: IgnoredLocalConfig: test/bar/lit.local.cfg,"
+            " test/c/lit.local.cfg, test/legacy/lit.local.cfg: ignored, as no lit suite holds"
+            " them (no lit.cfg.py or lit.site.cfg.py in their folder or above it): their"
+            " suffixes, excludes and settings apply to no test",
+            "    hint: put a lit.cfg.py in the suite's top folder (README: \"Using it from"
+            ' another compiler repository" has a two-line one), or remove these files',
+        ]
+    )
+    assert result.stdout.str().count("IgnoredLocalConfig:") == 1
+    strict = repo.runpytest("-p", "no:cacheprovider", "-W", "error", "--ignore=test/python")
+    assert strict.ret == pytest.ExitCode.USAGE_ERROR
+    strict.stderr.fnmatch_lines(["ERROR: mlirpipe: test/bar/lit.local.cfg, * ignored, as *"])
+
+
+def test_init_puts_its_lines_where_pytest_reads_them_when_a_pytest_ini_wins(repo) -> None:
+    (repo.path / "pytest.ini").write_text("[pytest]\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    head, lines = said.split("section:\n", 1)
+    assert head.endswith(
+        "mlirpipe init: pytest reads pytest.ini here (it wins over pyproject.toml): left as it"
+        " is; add these lines to its [pytest] "
+    )
+    assert lines.startswith("testpaths = test\nmlirpipe_lit_site =\n    foo_obj_root = build\n")
+    assert said.endswith(
+        "mlirpipe init: then, before running pytest or lit: add the lines above to pytest.ini\n"
+    )
+    assert not (repo.path / "pyproject.toml").exists()
+    added = lines.split("mlirpipe init: ")[0]
+    (repo.path / "pytest.ini").write_text("[pytest]\n" + added)
+    result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
+    result.assert_outcomes(passed=1)
+
+
+def test_init_names_the_setup_cfg_section_pytest_reads(repo) -> None:
+    (repo.path / "setup.cfg").write_text("[tool:pytest]\naddopts = -q\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: pytest reads setup.cfg here (it wins over pyproject.toml): left as it"
+        " is; add these lines to its [tool:pytest] section:\n" in said
+    )
+
+
+def test_init_from_a_subfolder_works_at_the_repositorys_root(repo, monkeypatch) -> None:
+    (repo.path / ".git").mkdir()
+    monkeypatch.chdir(repo.path / "test" / "python")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[0] == (
+        f"mlirpipe init: working in {repo.path} (the repository's root, where pytest runs)"
+    )
+    assert (repo.path / "pyproject.toml").exists()
+    assert (repo.path / "test" / "lit.site.cfg.py").exists()
+
+
+def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -> None:
+    (repo.path / "build" / "bin" / "foo-opt").unlink()
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: then, before running pytest or lit: give foo_tools_dir a value in"
+        " mlirpipe_lit_site (pyproject.toml)"
+    )
+    assert "now run" not in said

@@ -53,7 +53,7 @@ def test_merge_says_what_is_wrong_with_its_inputs(suite):
     status, _, err = _merge("out.txt", "x.json")
     assert (status, err) == (
         2,
-        "mlirpipe: error: cannot tell the kind of out.txt\n  hint: name it *.xml or *.json\n",
+        "mlirpipe merge: error: cannot tell the kind of out.txt\n  hint: name it *.xml or *.json\n",
     )
     status, _, err = _merge("out.json", "x.json", "gone.json", "y.xml")
     assert status == 2
@@ -71,7 +71,7 @@ def test_merge_never_overwrites_a_report_such_as_a_shards_own(suite):
     status, _, err = _merge("shard1.xml", "shard2.xml")
     assert (status, err) == (
         2,
-        "mlirpipe: error: shard1.xml exists: merge writes a new report and never overwrites "
+        "mlirpipe merge: error: shard1.xml exists: merge writes a new report and never overwrites "
         "one (its first argument is where the merged report goes)\n"
         "  hint: name a new file first: mlirpipe merge merged.xml shard2.xml\n",
     )
@@ -102,10 +102,40 @@ def test_compare_passes_within_the_threshold_and_fails_a_regression(suite):
     )
 
 
-def test_a_missing_baseline_or_a_bad_threshold_is_reported(suite):
-    gone = suite.runpytest("--mlirpipe-compare=none.json")
-    assert gone.ret == pytest.ExitCode.USAGE_ERROR
-    gone.stdout.fnmatch_lines(["mlirpipe: --mlirpipe-compare: error: cannot read none.json*"])
+BAD_BASELINES = {
+    "none.json": (
+        None,
+        "cannot read none.json as JSON: [Errno 2] No such file or directory: 'none.json'",
+        "name the timing report of an earlier run (pytest --mlirpipe-json PATH writes one)",
+    ),
+    "cut.json": (
+        '{"format": 1, "files": {',
+        "cannot read cut.json as JSON: Expecting property name enclosed in double quotes:"
+        " line 1 column 25 (char 24)",
+        "name the timing report of an earlier run (pytest --mlirpipe-json PATH writes one)",
+    ),
+    "other.json": (
+        '{"format": 7}',
+        "other.json is not a timing report of pytest-mlirpipe (format 1)",
+        "write one with pytest --mlirpipe-json PATH",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_BASELINES))
+def test_a_baseline_that_cannot_be_read_stops_the_run_before_any_test(suite, name):
+    text, error, hint = BAD_BASELINES[name]
+    if text is not None:
+        (suite.path / name).write_text(text)
+    result = suite.runpytest(f"--mlirpipe-compare={name}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "collected" not in result.stdout.str()  # stopped at configure time
+    result.stderr.fnmatch_lines(
+        [f"ERROR: mlirpipe: --mlirpipe-compare {name}: error: {error}", f"  hint: {hint}"]
+    )
+
+
+def test_a_bad_threshold_is_reported(suite):
     bad = suite.runpytest("--mlirpipe-compare-threshold=-5")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(
@@ -113,4 +143,19 @@ def test_a_missing_baseline_or_a_bad_threshold_is_reported(suite):
             "ERROR: mlirpipe: the compare threshold must be a percentage >= 0, got '-5' "
             "(--mlirpipe-compare-threshold / mlirpipe_compare_threshold)"
         ]
+    )
+
+
+def test_merge_counts_read_in_the_singular_for_one(suite):
+    suite.runpytest("--mlirpipe-shard=1/4", "--mlirpipe-json=one.json").assert_outcomes(passed=1)
+    status, out, err = _merge("all.json", "one.json")
+    assert (status, out, err) == (0, "mlirpipe merge: 1 test of 1 report in all.json\n", "")
+
+
+def test_a_comparison_of_one_test_reads_in_the_singular():
+    from pytest_mlirpipe.execution.baseline import Comparison, Slower, format_comparison
+
+    result = Comparison(compared=1, slower=(Slower("a.mlir::a.mlir", 1.0, 2.0),))
+    assert format_comparison(result, "base.json", 0.2).splitlines()[0] == (
+        "mlirpipe: 1 of 1 test more than 20% slower than base.json:"
     )

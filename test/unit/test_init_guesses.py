@@ -130,4 +130,4 @@ def test_site_lines_are_literals_or_text_and_paths_are_from_the_ini(line, expect
 def test_a_site_line_that_is_not_name_equals_value_is_refused(line) -> None:
     with pytest.raises(SiteValueError) as info:
         parse_site_line(line, Path("/repo"))
-    assert str(info.value) == f"mlirpipe_lit_site: {line.strip()!r} is not NAME = VALUE"
+    assert str(info.value) == f"{line.strip()!r} is not NAME = VALUE"

@@ -39,6 +39,33 @@ def test_without_a_command_it_asks_for_one():
     )
 
 
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["stages", "-", "--pipeline", "nope"], "stages"),
+        (["sweep", "--pipeline", "nope"], "sweep"),
+        (["run", "absent.py::M", "--inputs", "2xf32", "--pipeline", "refbackend,nope"], "run"),
+    ],
+)
+def test_an_unknown_pipeline_is_a_usage_error_before_anything_runs(argv, command):
+    status, out, err = mlirpipe(*argv)
+    assert (status, out) == (2, "")
+    known = ", ".join(catalog_for([]).names())
+    assert err == (
+        f"mlirpipe {command}: error: --pipeline: unknown pipeline 'nope'\n"
+        f"  hint: known pipelines: {known}\n"
+    )
+
+
+def test_a_pipelines_dir_that_is_not_there_is_a_usage_error(tmp_path):
+    status, out, err = mlirpipe("list", "--pipelines-dir", tmp_path / "absent")
+    assert (status, out) == (2, "")
+    assert err == (
+        f"mlirpipe list: error: --pipelines-dir {tmp_path / 'absent'}: no such folder\n"
+        "  hint: give a folder of pipeline files (*.toml), or leave the flag out\n"
+    )
+
+
 # --- list ------------------------------------------------------------------------------------
 
 
@@ -223,7 +250,8 @@ def test_an_onnx_model_with_a_pytorch_target_is_rejected():
     status, _, err = mlirpipe("import", "mm.onnx", "--to", "linalg")
     assert status == 2
     assert err == (
-        "mlirpipe: mm.onnx: error: an ONNX model imports only with --to onnx, not --to linalg\n"
+        "mlirpipe import: mm.onnx: error: an ONNX model imports only with --to onnx,"
+        " not --to linalg\n"
         "  hint: then lower it with `mlirpipe stages OUT --pipeline onnx-linalg`\n"
     )
 
@@ -232,7 +260,7 @@ def test_an_onnx_model_rejects_inputs():
     status, _, err = mlirpipe("import", "mm.onnx", "--to", "onnx", "--inputs", "2xf32")
     assert status == 2
     assert err == (
-        "mlirpipe: mm.onnx: error: --inputs is for a PyTorch model; an ONNX model declares "
+        "mlirpipe import: mm.onnx: error: --inputs is for a PyTorch model; an ONNX model declares "
         "its inputs\n  hint: drop --inputs\n"
     )
 
@@ -241,7 +269,7 @@ def test_a_pytorch_model_with_the_onnx_target_is_rejected():
     status, _, err = mlirpipe("import", "m.py::M", "--to", "onnx", "--inputs", "2xf32")
     assert status == 2
     assert err == (
-        "mlirpipe: m.py::M: error: --to onnx needs an ONNX model file (MODEL.onnx)\n"
+        "mlirpipe import: m.py::M: error: --to onnx needs an ONNX model file (MODEL.onnx)\n"
         "  hint: a PyTorch model imports with --to torch, --to linalg or --to tosa\n"
     )
 
@@ -250,7 +278,8 @@ def test_a_pytorch_model_needs_inputs():
     status, _, err = mlirpipe("import", "m.py::M", "--to", "torch")
     assert status == 2
     assert err == (
-        "mlirpipe: m.py::M: error: a PyTorch model needs --inputs, the shapes to trace it with\n"
+        "mlirpipe import: m.py::M: error: a PyTorch model needs --inputs, the shapes to"
+        " trace it with\n"
         "  hint: e.g. --inputs 2x3xf32,10xi64 (one item per argument of forward)\n"
     )
 
@@ -258,13 +287,13 @@ def test_a_pytorch_model_needs_inputs():
 def test_bad_inputs_are_rejected_before_the_model_is_loaded():
     status, _, err = mlirpipe("import", "missing.py::M", "--to", "torch", "--inputs", "2xf99")
     assert status == 2
-    assert err.startswith("mlirpipe: error: input spec '2xf99': unknown element type 'f99'")
+    assert err.startswith("mlirpipe import: error: input spec '2xf99': unknown element type 'f99'")
 
 
 def test_an_unknown_target_is_rejected_with_the_choices():
     status, _, err = mlirpipe("import", "m.py::M", "--to", "llvm")
     assert status == 2
-    assert err.startswith("mlirpipe: error: argument --to: invalid choice: 'llvm'")
+    assert err.startswith("mlirpipe import: error: argument --to: invalid choice: 'llvm'")
     assert "onnx" in err
 
 
@@ -320,3 +349,9 @@ def test_showcase_tables_a_split_input_file_by_its_first_case(tmp_path, monkeypa
     assert "checks: 1 RUN lines with FileCheck -> PASS" in out
     assert f"{broken}:2:12: error: cannot parse MLIR: @ identifier expected to start with" in out
     assert out.endswith("1 of 2 seed files passed their checks.\n")
+
+
+def test_version_prints_the_installed_version():
+    from importlib.metadata import version
+
+    assert mlirpipe("--version") == (0, f"mlirpipe {version('pytest-mlirpipe')}\n", "")

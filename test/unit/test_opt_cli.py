@@ -291,11 +291,12 @@ def test_start_after_that_is_not_before_stop_after_exits_2(mm):
     )
 
 
-def test_unknown_pipeline_suggests_the_close_name(mm):
-    assert run_opt(mm, "--pipeline", "torch-to-linalgg") == (
-        1,
-        "",
-        ("error: unknown pipeline 'torch-to-linalgg'\n  hint: did you mean 'torch-to-linalg'?\n"),
+def test_unknown_pipeline_is_a_usage_error_suggesting_the_close_name(mm):
+    status, out, err = run_opt(mm, "--pipeline", "torch-to-linalgg")
+    assert (status, out) == (2, "")
+    assert err.startswith(
+        "mlirpipe-opt: error: --pipeline: unknown pipeline 'torch-to-linalgg'\n"
+        "  hint: did you mean 'torch-to-linalg'? known pipelines: onnx-linalg, "
     )
 
 
@@ -589,4 +590,14 @@ def test_an_unknown_op_of_a_known_dialect_is_located_with_what_to_check():
         "<stdin>:2:8: error: cannot parse MLIR: custom op 'arith.frobnicate' is unknown\n"
         "  hint: fix the IR at that position, or check that its dialects are registered "
         "(torch, linalg, tosa, ... are; a custom dialect is not)\n"
+    )
+
+
+def test_version_prints_ours_and_torch_mlirs():
+    from importlib.metadata import version
+
+    assert run_opt("--version") == (
+        0,
+        f"mlirpipe-opt {version('pytest-mlirpipe')}, torch-mlir {version('torch-mlir')}\n",
+        "",
     )
