@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from report_inputs import MATMUL, chain_of_adds
 
-from conftest import MATMUL, chain_of_adds
 from pytest_mlirpipe.cli.main import run
 
 log = logging.getLogger(__name__)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from report_inputs import MATMUL
 
-from conftest import MATMUL
 from pytest_mlirpipe.lowering.catalog import catalog_for
 from pytest_mlirpipe.lowering.stage_report import dialect_counts, report_stages
 from pytest_mlirpipe.mlir_env import new_context

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from conftest import MATMUL
+from report_inputs import MATMUL
+
 from pytest_mlirpipe.cli.main import run
 
 UNLOWERABLE = """\
@@ -74,7 +75,7 @@ def test_an_out_path_that_cannot_be_written_is_a_usage_error(tmp_path):
     )
     assert status == 2 and out == ""
     assert err.startswith(
-        f"mlirpipe: {blocked / 'mm.html'}: error: --html: cannot write the report: "
+        f"mlirpipe stages: {blocked / 'mm.html'}: error: --html: cannot write the report: "
         f"File exists: {blocked}\n"
     )
     assert "hint: give a path in a folder you can write to" in err
