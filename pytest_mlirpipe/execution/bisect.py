@@ -337,9 +337,8 @@ def _not_wrong(last: Probe) -> str:
 def _why_not(first: Probe) -> str:
     if first.verdict == WRONG:
         return (
-            "the imported model, lowered by the trusted tail alone, is already wrong: the "
-            "reference lowering (or the import) computes this model wrongly, so no stage of the "
-            "pipeline can be blamed"
+            "the imported model lowered by the trusted tail alone is wrong too: the import, the "
+            "expected results or the tail is at fault, not a stage of this pipeline"
         )
     return f"the imported model could not be run through the trusted tail ({first.detail})"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import contain
-from ..errors import MlirpipeError, Problem, UsageError
+from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import Pipeline
 from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
 from .blas_library import blas_pass_options, set_blas_threads
@@ -293,15 +293,18 @@ class ModelChecker:
                 return WRONG, outcome.comparison.format().splitlines()[0]
             return UNKNOWN, (outcome.error or "failed").strip().splitlines()[0]
 
-        return find_divergence(
-            imported.text,
-            pipe,
-            probe,
-            source_name=case.name,
-            pass_options=blas_pass_options(),
-            keep=lambda: case.work.kept_folder("mlirpipe-bisect-"),
-            known_wrong=known_wrong,
-        )
+        try:
+            return find_divergence(
+                imported.text,
+                pipe,
+                probe,
+                source_name=case.name,
+                pass_options=blas_pass_options(),
+                keep=lambda: case.work.kept_folder("mlirpipe-bisect-"),
+                known_wrong=known_wrong,
+            )
+        except MlirpipeError as exc:  # the mismatch is still reported, with why this stopped
+            return Bisection(pipe.name, len(pipe.stages), why_not=f"it stopped: {first_line(exc)}")
 
     def _references(
         self,

@@ -9,6 +9,8 @@ import pytest
 import torch
 from cli_run import run_cli
 
+from pytest_mlirpipe.errors import Problem, UsageError
+from pytest_mlirpipe.execution import bisect
 from pytest_mlirpipe.execution.bisect import (
     RIGHT,
     UNKNOWN,
@@ -23,9 +25,11 @@ from pytest_mlirpipe.execution.bisect import (
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
 from pytest_mlirpipe.lowering.passes import PassBody, PythonPass, registry
 from pytest_mlirpipe.mlir_env import ir
+from pytest_mlirpipe.model import IRLevel, Location, Pipeline, Stage
 
 DOUBLE = "test-bisect-double-constants"
 SWAP = "test-bisect-swap-matmul"
+FAIL = "test-bisect-fail"
 
 
 class ScaledMatmul(torch.nn.Module):
@@ -79,8 +83,9 @@ def swap_matmul_operands(options: dict[str, str]) -> PassBody:
 
 @pytest.fixture
 def wrong_passes(monkeypatch) -> None:
-    """The two wrong passes, registered for one test only."""
-    for name, factory in ((DOUBLE, double_constants), (SWAP, swap_matmul_operands)):
+    """The wrong passes (and one that fails), registered for one test only."""
+    fail = (FAIL, lambda options: lambda op, pass_: pass_.signal_pass_failure())
+    for name, factory in ((DOUBLE, double_constants), (SWAP, swap_matmul_operands), fail):
         monkeypatch.setitem(registry._REGISTRY, name, PythonPass(name, "", (), factory))
 
 
@@ -305,3 +310,52 @@ def test_the_pytest_option_bisects_a_failing_test(wrong_passes, pytester, tmp_pa
             f"outputs diverge after stage 'wrong' of pipeline 'wrong' (passes: {SWAP})",
         ]
     )
+
+
+def test_results_wrong_from_the_input_on_name_no_stage(checker, tmp_path: Path) -> None:
+    with pytest.raises(ExecutionMismatch) as info:  # the expected results are what is wrong
+        checker.check(
+            ScaledMatmul(), *INPUTS, reference=lambda a, b: a @ b, bisect=True, work_dir=tmp_path
+        )
+    found = info.value.outcomes[0].bisection
+    assert found.suspects == () and [(p.point, p.verdict) for p in found.probes] == [
+        ("input", WRONG)
+    ]
+    assert (
+        "bisection named no stage of pipeline 'refbackend': the imported model lowered by the "
+        "trusted tail alone is wrong too: the import, the expected results or the tail is at "
+        "fault, not a stage of this pipeline"
+    ) in info.value.format()
+
+
+def test_snapshots_the_tail_cannot_lower_are_said(wrong_passes, checker, tmp_path, monkeypatch):
+    wrong_pipeline(tmp_path / "pipelines", "wrong", DOUBLE, "")
+    broken = Pipeline("broken", "", IRLevel.LINALG_ON_TENSORS, IRLevel.LLVM,
+                      (Stage("fail", (FAIL,), "", Location("x")),), Location("x"))  # fmt: skip
+    monkeypatch.setattr(bisect, "tail_for", lambda text, reference: (level_of(text), broken))
+    with pytest.raises(ExecutionMismatch) as info:
+        checker.check(ScaledMatmul(), *INPUTS, pipelines=["wrong"], bisect=True, work_dir=tmp_path)
+    assert (
+        "bisection named no stage of pipeline 'wrong': the imported model could not be run "
+        f"through the trusted tail (error: pipeline 'broken', stage 'fail' failed: pass '{FAIL}' "
+    ) in info.value.format()
+    found = checker.bisect(ScaledMatmul(), *INPUTS, pipeline="wrong", work_dir=tmp_path)
+    assert found.why_not.startswith(
+        "the pipeline's own lowering could not be run (error: pipeline 'broken', stage 'fail' "
+    )
+
+
+def test_a_bisection_that_stops_keeps_the_mismatch_report(checker, tmp_path, monkeypatch):
+    def refuse():
+        raise UsageError(Problem("no shipped pipelines"))
+
+    monkeypatch.setattr(bisect, "shipped_catalog", refuse)
+    with pytest.raises(ExecutionMismatch) as info:
+        checker.check(
+            ScaledMatmul(), *INPUTS, reference=lambda a, b: a @ b, bisect=True, work_dir=tmp_path
+        )
+    report = info.value.format()
+    assert "64 of 64 elements differ" in report
+    assert (
+        "bisection named no stage of pipeline 'refbackend': it stopped: error: no shipped pipelines"
+    ) in report
