@@ -290,7 +290,8 @@ class ModelChecker:
             if outcome.verdict == "PASS":
                 return RIGHT, ""
             if outcome.comparison is not None:
-                return WRONG, outcome.comparison.format().splitlines()[0]
+                # "result 0 ('x'): 5 of 8 elements differ (62.50%)", without the rule's numbers
+                return WRONG, outcome.comparison.format().splitlines()[0].split(" beyond ")[0]
             return UNKNOWN, (outcome.error or "failed").strip().splitlines()[0]
 
         try:
