@@ -53,6 +53,7 @@ class _ExecutionRun:
                 mode=options.mode,
                 isolation=_isolation(options),
                 timeout=options.timeout,
+                bisect=options.bisect,
             )
         return self._checker
 

@@ -171,6 +171,15 @@ EXECUTION_OPTIONS: tuple[Option, ...] = (
         cli_help="compare only, do not time",
     ),
     Option(
+        "bisect",
+        "when an execution test's results are wrong, find the first stage after which they are "
+        "(a few more compiles per failing pipeline)",
+        ini="bool",
+        default=False,
+        action="store_true",
+        cli="--bisect",
+    ),
+    Option(
         "threads",
         "threads for torch and the BLAS library while timing",
         default="1",
@@ -287,6 +296,7 @@ class RunConfig:
     timeout: float = 0.0  # seconds per file (and per compiled-code run); 0: none
     json_path: str | None = None
     time: bool = False
+    bisect: bool = False  # of wrong execution results: the first stage after which they are
     threads: int = 1
     mode: str = "jit"
     cache_dir: str = ""  # "": $MLIRPIPE_CACHE_DIR or the user's cache folder
@@ -329,7 +339,7 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         raise OptionValueError(
             f"mlirpipe: mlirpipe_order must be one of {', '.join(ORDERS)}, got {order!r}"
         )
-    time = flag(BY_NAME["time"])
+    time, bisect = flag(BY_NAME["time"]), flag(BY_NAME["bisect"])
     return RunConfig(
         suite=suite,
         pipeline_dirs=(
@@ -341,6 +351,7 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         timeout=_timeout(_given(flag, ini, "timeout")),
         json_path=flag(BY_NAME["json"]),
         time=bool(ini(BY_NAME["time"]) if time is None else time),
+        bisect=bool(ini(BY_NAME["bisect"]) if bisect is None else bisect),
         threads=threads,
         mode=mode,
         cache_dir=str(_given(flag, ini, "cache_dir") or ""),

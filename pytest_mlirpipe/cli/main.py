@@ -151,7 +151,7 @@ def _add_run(sub) -> None:
             "rule against a float64 run, see the README)",
         )
     # the options a pytest run of the `mlirpipe` fixture reads from --mlirpipe-* / mlirpipe_*
-    add_cli_options(rn, "mode", "threads", "time", "json", "pipelines")
+    add_cli_options(rn, "mode", "threads", "time", "json", "pipelines", "bisect")
     rn.set_defaults(body=_run)
 
 
@@ -526,6 +526,7 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         cache_dir=None,
         timing=None if args.no_time else TimingConfig(threads=args.threads, blocks=args.blocks),
         mode=args.mode,
+        bisect=args.bisect,
     )
     status = 0
     try:

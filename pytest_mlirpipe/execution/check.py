@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import contain
-from ..errors import MlirpipeError, Problem, UsageError
+from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import Pipeline
-from .blas_library import set_blas_threads
+from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
+from .blas_library import blas_pass_options, set_blas_threads
 from .cache import ArtifactCache
 from .compare import Comparison, compare
 from .compiled_model import CompiledModel, check_mode, compile_model
@@ -43,6 +44,7 @@ class Outcome:
     cached: bool = False
     export: str = ""  # "strict" when torch.export's default (non-strict) mode failed
     refusal: Refusal | None = None  # when torch or the compiler refused the model (see error)
+    bisection: Bisection | None = None  # where wrong results begin (check(..., bisect=True))
 
     @property
     def max_abs(self) -> float | None:
@@ -63,11 +65,24 @@ class ExecutionMismatch(MlirpipeError):
                     + (f", {o.abi}" if o.abi else "")
                     + (f", {o.export} export" if o.export else "")
                     + "): "
-                    + (o.error or (o.comparison.format() if o.comparison else "failed")),
+                    + (o.error or (o.comparison.format() if o.comparison else "failed"))
+                    + (f"\n{o.bisection.format()}" if o.bisection is not None else ""),
+                    hint=_BISECT_HINT if _bisectable(o) and o.bisection is None else None,
                 )
                 for o in failed
             ]
         )
+
+
+_BISECT_HINT = (
+    "to find the first stage after which the results are wrong, rerun with "
+    "--mlirpipe-bisect (pytest), `mlirpipe run --bisect`, or check(..., bisect=True)"
+)
+
+
+def _bisectable(outcome: Outcome) -> bool:
+    """A pipeline that lowered and ran, with wrong results (a bisection can look for them)."""
+    return outcome.verdict == "FAIL" and outcome.comparison is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +119,7 @@ class ModelChecker:
         isolation: str = "fork",
         timeout: float = 0.0,
         work_dir: Path | str | None = None,
+        bisect: bool = False,
     ):
         check_mode(mode)
         self.pipeline_dirs = [str(d) for d in pipeline_dirs]
@@ -117,6 +133,8 @@ class ModelChecker:
         self.isolation = isolation
         self.timeout = timeout
         self.work = WorkDir(work_dir)
+        # Whether check() looks for the first stage after which wrong results begin.
+        self.bisect_failures = bisect
 
     def close(self) -> None:
         """Remove the private folder of build products (a given `work_dir` stays)."""
@@ -167,6 +185,7 @@ class ModelChecker:
         work_dir: Path | str | None = None,
         backend_legal_ops: Sequence[str] = (),
         decompositions: Sequence[Any] | None = None,
+        bisect: bool | None = None,
     ) -> list[Outcome]:
         """Run `model` through each pipeline and compare with torch eager (or `reference`).
 
@@ -177,6 +196,9 @@ class ModelChecker:
         "aten.adaptive_max_pool2d") and `decompositions` (op names; default torch-mlir's
         table).
 
+        With `bisect` (default: this checker's `bisect`), a pipeline whose results are wrong
+        is bisected (see bisect()); its Outcome and the report carry the stage found.
+
         Raises ExecutionMismatch listing every pipeline that failed; the outcomes (with
         timings when this checker times) are kept in `self.outcomes` either way.
         """
@@ -185,26 +207,105 @@ class ModelChecker:
         pipes = list(pipelines or self.default_pipelines)
         if not pipes:
             raise UsageError(Problem("check() got an empty list of pipelines"))
-        expected, exact = self._references(frontend, pipes[0], reference, rtol, atol)
-        case = _Case(
-            name or frontend.name,
-            frontend,
-            expected,
-            exact,
-            (rtol, atol, per_dtype),
-            mode or self.mode,
-            flops,
-            self.timing is not None if time_it is None else time_it,
-            reference or frontend.eager(),
-            self._work(work_dir),
-        )
+        timed = self.timing is not None if time_it is None else time_it
+        tolerances = (rtol, atol, per_dtype)
+        case = self._case(frontend, pipes[0], reference, tolerances, name, work_dir, mode, timed)
+        case = replace(case, flops=flops)  # reported with its timings
         outcomes = self._run(case, pipes)
+        if self.bisect_failures if bisect is None else bisect:
+            outcomes = [
+                replace(o, bisection=self._bisect(case, o.pipeline, True)) if _bisectable(o) else o
+                for o in outcomes
+            ]
         if frontend.export_mode() == "strict":
             outcomes = [replace(o, export="strict") for o in outcomes]
         self.outcomes.extend(outcomes)
         if any(o.verdict == "FAIL" for o in outcomes):
             raise ExecutionMismatch(case.name, outcomes)
         return outcomes
+
+    def bisect(
+        self,
+        model: Any,
+        *inputs: Any,
+        pipeline: str = "refbackend",
+        rtol: float | None = None,
+        atol: float | None = None,
+        reference: Callable[..., Any] | None = None,
+        name: str | None = None,
+        work_dir: Path | str | None = None,
+        backend_legal_ops: Sequence[str] = (),
+        decompositions: Sequence[Any] | None = None,
+    ) -> Bisection:
+        """The first stage of `pipeline` after which `model`'s results are wrong.
+
+        Each stage's IR is lowered the rest of the way by a trusted tail (bisect.tail_for),
+        compiled, run on `inputs` and judged as check() judges; a binary search over the
+        stages names the first whose IR computes wrongly. Options as for check(). Call it
+        for a pipeline whose results check() found wrong: otherwise it names no stage.
+        """
+        options = ImportOptions.of(backend_legal_ops, decompositions)
+        frontend = frontend_for(model, inputs, options)
+        case = self._case(frontend, pipeline, reference, (rtol, atol, None), name, work_dir)
+        return self._bisect(case, pipeline, False)
+
+    def _case(
+        self,
+        frontend: Frontend,
+        first_pipeline: str,
+        reference: Callable[..., Any] | None,
+        tolerances: tuple[float | None, float | None, Mapping[str, tuple[float, float]] | None],
+        name: str | None,
+        work_dir: Path | str | None,
+        mode: str | None = None,
+        timed: bool = False,
+    ) -> _Case:
+        """What a check() or bisect() call fixes for every pipeline it runs."""
+        rtol, atol, _ = tolerances
+        expected, exact = self._references(frontend, first_pipeline, reference, rtol, atol)
+        return _Case(
+            name or frontend.name,
+            frontend,
+            expected,
+            exact,
+            tolerances,
+            mode or self.mode,
+            None,
+            timed,
+            reference or frontend.eager(),
+            self._work(work_dir),
+        )
+
+    def _bisect(self, case: _Case, pipeline: str, known_wrong: bool) -> Bisection:
+        """Bisect `pipeline` for `case`: each probe compiles, runs and compares (contained)."""
+        pipe = self.pipeline(pipeline)
+        imported = case.frontend.imported(pipe, self.cache)
+        untimed = replace(case, timed=False)
+        contained = self.isolation == "fork" and contain.is_available()
+
+        def probe(text: str, tail: Pipeline) -> tuple[str, str]:
+            snapshot = replace(imported, text=text, cached=False)
+            run = self._contained if contained else self._compile_and_compare
+            outcome, _ = run(untimed, snapshot, tail)
+            if outcome.verdict == "PASS":
+                return RIGHT, ""
+            if outcome.comparison is not None:
+                # "result 0 ('x'): 5 of 8 elements differ (62.50%)", without the rule's numbers
+                return WRONG, outcome.comparison.format().splitlines()[0].split(" beyond ")[0]
+            return UNKNOWN, (outcome.error or "failed").strip().splitlines()[0]
+
+        try:
+            return find_divergence(
+                imported.text,
+                pipe,
+                probe,
+                source_name=case.name,
+                pass_options=blas_pass_options(),
+                keep=lambda: case.work.kept_folder("mlirpipe-bisect-"),
+                known_wrong=known_wrong,
+            )
+        except MlirpipeError as exc:  # the mismatch is still reported, with why this stopped
+            return Bisection(pipe.name, len(pipe.stages), why_not=f"it stopped: {first_line(exc)}")
 
     def _references(
         self,
