@@ -137,12 +137,16 @@ class FileTestRunner:
 
     def _warm_up(self, path: Path) -> None:
         """Load, once in this process, what every forked child would otherwise load again:
-        the Python FileCheck, and the MLIR bindings and pipelines once a file names
-        `mlirpipe` tools (a suite of external tools never pays for them)."""
+        the in-process shell and the Python FileCheck, and the MLIR bindings and pipelines
+        once a file names `mlirpipe` tools (a suite of external tools never pays for them).
+        A module a child imports is imported (and compiled) again in every child."""
         if "filecheck" not in self._warm:
             self._warm.add("filecheck")
             import filecheck.main
             import filecheck.matcher  # noqa: F401
+
+            from ..lowering import prefix_cache  # noqa: F401
+            from . import inprocess  # noqa: F401
         if "opt" in self._warm or not _names_mlirpipe(path):
             return
         self._warm.add("opt")
