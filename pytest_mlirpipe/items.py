@@ -77,6 +77,9 @@ class MlirItem(pytest.Item):
             path = Path(os.path.relpath(self.path, Path.cwd()))
             verbose = self.config.get_verbosity() > 1
             return format_failure(path, excinfo.value.verdict, verbose=verbose)
+        if isinstance(excinfo.value, pytest.xfail.Exception):
+            # reported as xfailed with its reason: a traceback would be formatted for nothing
+            return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
