@@ -5,15 +5,16 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .filetests.failure import format_failure
-from .filetests.runner import FileTestRunner
-from .filetests.verdict import FileVerdict
+if TYPE_CHECKING:  # loaded when a file is collected (plugin.file_runner), not with the plugin
+    from .filetests.runner import FileTestRunner
+    from .filetests.verdict import FileVerdict
 
-# The run's file-test runner, built from its RunConfig in pytest_configure.
-RUNNER_KEY = pytest.StashKey[FileTestRunner]()
+# The run's file-test runner, built from its RunConfig when the first file is collected.
+RUNNER_KEY: pytest.StashKey[FileTestRunner] = pytest.StashKey()
 
 # user_properties key of a file whose in-process run crashed or timed out (then contained).
 CONTAINED = "mlirpipe_contained"
@@ -74,6 +75,8 @@ class MlirItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, FileTestFailure):
+            from .filetests.failure import format_failure
+
             path = Path(os.path.relpath(self.path, Path.cwd()))
             verbose = self.config.get_verbosity() > 1
             return format_failure(path, excinfo.value.verdict, verbose=verbose)
