@@ -6,8 +6,9 @@ few large `--split-input-file` files of hundreds of chunks (the long ones), some
 checked by the Python FileCheck (`filecheck`), a few failing, XFAIL and unsupported files. Runs
 `lit -j2`, `pytest -n 2` and serial `pytest` on it side by side, one warm-up round (which
 records each runner's per-file times: lit's `.lit_test_times.txt`, pytest's cache) then
---repeats rounds; prints medians, ratios, how loaded the machine was and whether every run
-gave every file the same verdict.
+--repeats rounds; prints medians of wall and CPU time (the runner and every process it
+started: it moves less than wall time when other work shares the machine), ratios, how loaded
+the machine was and whether every run gave every file the same verdict.
 
     python bench/suite_speed.py [--small 160] [--large 6] [--chunks 400] [--repeats 3]
                                 [--keep DIR] [--runners lit,n2,serial]
@@ -143,8 +144,10 @@ def _busy_jiffies() -> int:
     return sum(int(f) for f in fields[:8]) - idle
 
 
-def timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
-    """(wall seconds, cores other processes used meanwhile, stdout) of one run."""
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float, float, str]:
+    """(wall seconds, cores other processes used meanwhile, CPU seconds the run and its
+    processes used, stdout) of one run. The CPU seconds move less than the wall time when
+    other work shares the machine."""
     tick = os.sysconf("SC_CLK_TCK")
     own_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy_before = _busy_jiffies()
@@ -154,7 +157,7 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
     busy = (_busy_jiffies() - busy_before) / tick
     own_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     own = (own_after.ru_utime - own_before.ru_utime) + (own_after.ru_stime - own_before.ru_stime)
-    return wall, max(0.0, busy - own) / wall, done.stdout
+    return wall, max(0.0, busy - own) / wall, own, done.stdout
 
 
 def runners(root: Path) -> dict[str, tuple[list[str], Path | None]]:
@@ -174,16 +177,39 @@ def run_round(root: Path, chosen: list[str], results: dict) -> None:
     for name, (cmd, xml) in runners(root).items():
         if name not in chosen:
             continue
-        wall, load, stdout = timed(cmd, root)
+        wall, load, cpu, stdout = timed(cmd, root)
         verdicts = lit_verdicts(stdout) if xml is None else pytest_verdicts(xml)
-        results.setdefault(name, []).append((wall, load, verdicts))
-        print(f"  {name:12s} {wall:7.2f} s  other load {load:4.2f} cores", flush=True)
+        results.setdefault(name, []).append((wall, load, cpu, verdicts))
+        print(f"  {name:12s} {wall:7.2f} s  cpu {cpu:6.2f} s  other load {load:4.2f} cores")
 
 
 def report(results: dict, files: int) -> bool:
-    reference = results["lit -j2"][0][2] if "lit -j2" in results else None
-    runs = [v for rows in results.values() for _, _, v in rows]
-    reference = reference or runs[0]
+    """Print the verdict comparison and the table of medians; whether every run agreed."""
+    same = _same_verdicts(results, files)
+    base = _median(results["lit -j2"], 0) if "lit -j2" in results else None
+    base_cpu = _median(results["lit -j2"], 2) if "lit -j2" in results else None
+    print(
+        f"\n{'runner':12s} {'median s':>9s} {'runs':>24s} {'load':>6s} {'/ lit -j2':>10s}"
+        f" {'cpu s':>7s} {'/ lit':>7s}"
+    )
+    for name, rows in results.items():
+        median, cpu = _median(rows, 0), _median(rows, 2)
+        ratio = f"{median / base:9.2f}x" if base else ""
+        cpu_ratio = f"{cpu / base_cpu:6.2f}x" if base_cpu else ""
+        shown = " ".join(f"{row[0]:.1f}" for row in rows)
+        load = _median(rows, 1)
+        print(f"{name:12s} {median:9.2f} {shown:>24s} {load:6.2f} {ratio} {cpu:7.2f} {cpu_ratio}")
+    return same
+
+
+def _median(rows: list[tuple], index: int) -> float:
+    return statistics.median(row[index] for row in rows)
+
+
+def _same_verdicts(results: dict, files: int) -> bool:
+    """Print the verdict counts and whether every run gave every file lit's verdict."""
+    runs = [row[3] for rows in results.values() for row in rows]
+    reference = results["lit -j2"][0][3] if "lit -j2" in results else runs[0]
     same = len(reference) == files and all(v == reference for v in runs)
     counts: dict[str, int] = {}
     for outcome in reference.values():
@@ -195,15 +221,6 @@ def report(results: dict, files: int) -> bool:
             diff = sorted(k for k in set(reference) | set(run) if reference.get(k) != run.get(k))
             if diff:
                 print(f"  differs on {len(diff)} files, e.g. {diff[:3]}")
-    base = statistics.median(w for w, _, _ in results["lit -j2"]) if "lit -j2" in results else None
-    print(f"\n{'runner':12s} {'median s':>9s} {'runs':>24s} {'load':>6s} {'/ lit -j2':>10s}")
-    for name, rows in results.items():
-        walls = [w for w, _, _ in rows]
-        median = statistics.median(walls)
-        ratio = f"{median / base:9.2f}x" if base else ""
-        shown = " ".join(f"{w:.1f}" for w in walls)
-        load = statistics.median(lo for _, lo, _ in rows)
-        print(f"{name:12s} {median:9.2f} {shown:>24s} {load:6.2f} {ratio}")
     return same
 
 

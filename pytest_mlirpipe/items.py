@@ -5,16 +5,16 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .filetests.failure import format_failure
-from .filetests.runner import FileTestRunner
-from .filetests.stage_report import report_failed_file
-from .filetests.verdict import FileVerdict
+if TYPE_CHECKING:  # loaded when a file is collected (plugin.file_runner), not with the plugin
+    from .filetests.runner import FileTestRunner
+    from .filetests.verdict import FileVerdict
 
-# The run's file-test runner, built from its RunConfig in pytest_configure.
-RUNNER_KEY = pytest.StashKey[FileTestRunner]()
+# The run's file-test runner, built from its RunConfig when the first file is collected.
+RUNNER_KEY: pytest.StashKey[FileTestRunner] = pytest.StashKey()
 
 # user_properties key of a file whose in-process run crashed or timed out (then contained).
 CONTAINED = "mlirpipe_contained"
@@ -86,6 +86,8 @@ class MlirItem(pytest.Item):
             self.user_properties.append((CONTAINED, contained))
         self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
+            from .filetests.stage_report import report_failed_file
+
             report = report_failed_file(runner, self.path, verdict)
             if report is not None and report.path:
                 self.user_properties.append((STAGE_REPORT, report.path))
@@ -110,11 +112,16 @@ class MlirItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, FileTestFailure):
+            from .filetests.failure import format_failure
+
             path = Path(os.path.relpath(self.path, Path.cwd()))
             verbose = self.config.get_verbosity() > 1
             notes = [v for k, v in self.user_properties if k == UPDATED and v]
             text = format_failure(path, excinfo.value.verdict, verbose=verbose)
             return "\n".join([*notes, text + _report_line(excinfo.value.report)])
+        if isinstance(excinfo.value, pytest.xfail.Exception):
+            # reported as xfailed with its reason: a traceback would be formatted for nothing
+            return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):

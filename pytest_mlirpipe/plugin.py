@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from . import ordering, sharding
-from .filetests.config import EXCLUDED_DIRS
-from .filetests.discovery import SuiteConfigError
-from .filetests.format import is_test_file
-from .filetests.runner import FileTestRunner
 from .items import (
     CONTAINED,
     RUNNER_KEY,
@@ -31,7 +28,12 @@ from .options import (
     read_run_config,
 )
 
+if TYPE_CHECKING:
+    from .filetests.runner import FileTestRunner
+
 RUN_CONFIG = pytest.StashKey[RunConfig]()
+# Set once this plugin configured the run: file_runner may then build the runner.
+_CONFIGURED = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,12 +48,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    exec_root = Path(config.rootpath) / "build" / "pytest" / worker
-    config.stash[RUNNER_KEY] = FileTestRunner(exec_root, run_config(config))
-    smart = run_config(config).order == "smart"
+    smart = run_config(config).order == "smart"  # a bad option value stops the run here
+    config.stash[_CONFIGURED] = True
     config.pluginmanager.register(ordering.FileOrder(config, smart), "mlirpipe-order")
     _register_shard(config)
+
+
+def file_runner(config: pytest.Config) -> FileTestRunner | None:
+    """The run's file-test runner, built when the first file is collected: a process that
+    collects none (xdist's controller) never loads lit or the runner. None when this plugin
+    did not configure the run."""
+    if RUNNER_KEY not in config.stash:
+        if not config.stash.get(_CONFIGURED, False):
+            return None
+        from .filetests.runner import FileTestRunner
+
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        exec_root = Path(config.rootpath) / "build" / "pytest" / worker
+        config.stash[RUNNER_KEY] = FileTestRunner(exec_root, run_config(config))
+    return config.stash[RUNNER_KEY]
 
 
 def _register_shard(config: pytest.Config) -> None:
@@ -61,8 +76,7 @@ def _register_shard(config: pytest.Config) -> None:
     except sharding.ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
     if shard:
-        runner = config.stash[RUNNER_KEY]
-        lit_name = lambda item: runner.make_test(item.path).getFullName()  # noqa: E731
+        lit_name = lambda item: file_runner(config).make_test(item.path).getFullName()  # noqa: E731
         config.pluginmanager.register(sharding.Shard(*shard, lit_name), "mlirpipe-shard")
 
 
@@ -94,17 +108,25 @@ def _ini(config: pytest.Config, option: Option):
         return option.default
 
 
+# lit's names of the config files that make a folder a suite's root (site config first).
+_SUITE_CONFIGS = ("lit.site.cfg.py", "lit.site.cfg", "lit.cfg.py", "lit.cfg")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """The root folder of a lit suite whose config does not load is one collection error."""
-    runner = parent.config.stash.get(RUNNER_KEY, None)
+    from .filetests.config import EXCLUDED_DIRS
+
+    if not any((path / name).is_file() for name in _SUITE_CONFIGS):
+        return None  # no suite starts here: lit and the runner stay unloaded
+    runner = file_runner(parent.config)
     if runner is None or any(part in EXCLUDED_DIRS for part in path.parts):
         return None
     error = runner.discovery.broken_suite(path)
     return BrokenSuite.from_parent(parent, path=path, error=error) if error else None
 
 
-def _broken_file(runner, parent: pytest.Collector, path: Path, error: SuiteConfigError):
+def _broken_file(runner, parent: pytest.Collector, path: Path, error):
     """A file of a broken suite whose root pytest does not collect: the first one shows the
     error, the others collect nothing."""
     shown = error if runner.discovery.first_report(error) else None
@@ -115,8 +137,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     """Inside a lit suite, the files lit runs (its configs' suffixes, excludes, formats); a
     Python file among them through pytest_pycollect_makemodule. Elsewhere, files with the run's
     suffixes and RUN/CHECK lines."""
-    runner = parent.config.stash.get(RUNNER_KEY, None)
-    if runner is None or any(part in EXCLUDED_DIRS for part in file_path.parts):
+    from .filetests.config import EXCLUDED_DIRS
+    from .filetests.discovery import SuiteConfigError
+    from .filetests.format import is_test_file
+
+    if any(part in EXCLUDED_DIRS for part in file_path.parts):
+        return None
+    runner = file_runner(parent.config)
+    if runner is None:
         return None
     try:
         in_lit = runner.discovery.collects(file_path)
@@ -135,7 +163,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):
     """A Python file that lit runs as a test (`# RUN: %PYTHON %s`) is that, never a module
     pytest imports."""
-    runner = parent.config.stash.get(RUNNER_KEY, None)
+    from .filetests.discovery import SuiteConfigError
+
+    runner = file_runner(parent.config)
     if runner is None:
         return None
     try:

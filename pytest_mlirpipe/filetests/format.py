@@ -112,14 +112,7 @@ class MlirShTest(lit.formats.ShTest):
             return lit.Test.Result(lit.Test.PASS)
         tmp_dir, tmp_base = TR.getTempPaths(test)
         notes = _side_files_beside(test, tmp_base)
-        substitutions = TR.getDefaultSubstitutions(test, tmp_dir, tmp_base)
-        conditions = {feature: True for feature in test.config.available_features}
-        script = TR.applySubstitutions(
-            parsed,
-            [*substitutions, UNKNOWN_SUBSTITUTION],
-            conditions,
-            recursion_limit=test.config.recursiveExpansionLimit,
-        )
+        script, substitutions = _substituted(test, parsed, tmp_dir, tmp_base)
         problems = _unknown_substitutions(script, test, substitutions)
         if problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, problems)
@@ -129,6 +122,39 @@ class MlirShTest(lit.formats.ShTest):
         for test in super().getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig):
             if is_test_file(Path(test.getSourcePath())):
                 yield test
+
+
+def _substituted(test, parsed: list, tmp_dir: str, tmp_base: str) -> tuple[list[str], list]:
+    """(the script with lit's substitutions applied, the substitutions but our marker)."""
+    import lit.TestRunner as TR
+
+    substitutions = TR.getDefaultSubstitutions(test, tmp_dir, tmp_base)
+    conditions = {feature: True for feature in test.config.available_features}
+    script = TR.applySubstitutions(
+        parsed,
+        [*substitutions, UNKNOWN_SUBSTITUTION],
+        conditions,
+        recursion_limit=test.config.recursiveExpansionLimit,
+    )
+    return script, substitutions
+
+
+def substituted_script(test) -> list[str] | None:
+    """The file's RUN lines as lit's shell gets them (DEFINE lines and substitutions applied),
+    without running anything; None when lit would not run them (unsupported, no RUN line, a
+    substitution error: the run itself reports it)."""
+    import lit.Test
+    import lit.TestRunner as TR
+
+    if test.config.unsupported:
+        return None
+    try:
+        parsed = TR.parseIntegratedTestScript(test, require_script=True)
+        if isinstance(parsed, lit.Test.Result):
+            return None
+        return _substituted(test, parsed, *TR.getTempPaths(test))[0]
+    except Exception:  # the run reports it, located
+        return None
 
 
 def with_own_config(test, **changes: Any) -> None:

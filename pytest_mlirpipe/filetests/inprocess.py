@@ -31,6 +31,20 @@ from ..capture import Captured, capture_fds
 # (argv, stdin bytes, stdout stream, stderr stream) -> exit status
 Tool = Callable[[list[str], io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper], int]
 
+# How config.tool_commands names the tools that run here: `mlirpipe-opt` runs native MLIR
+# code (a crash there ends the process that runs it), `filecheck` is pure Python.
+OPT_TOOL = "-mpytest_mlirpipe.tools.opt"
+FILECHECK_TOOL = "-mpytest_mlirpipe.tools.filecheck"
+IR_ASSERT_TOOL = "-mpytest_mlirpipe.tools.ir_assert"  # parses IR with the bindings: native
+# A late `%{readfile:...}` may bring any command in: it counts as native code.
+_NATIVE_MARKS = (OPT_TOOL, IR_ASSERT_TOOL, "%{readfile:")
+
+
+def runs_native_code(script: list[str]) -> bool:
+    """Whether a substituted script may run native code in this process (`mlirpipe-opt`):
+    without it, only lit's shell, its subprocesses and the Python FileCheck run here."""
+    return any(mark in line for line in script for mark in _NATIVE_MARKS)
+
 
 def _tools(crash_repro=None, filecheck: Tool | None = None) -> dict[str, Tool]:
     """`-mMODULE` as written by config.tool_commands -> the tool's function; `crash_repro` (a
@@ -51,11 +65,7 @@ def _tools(crash_repro=None, filecheck: Tool | None = None) -> dict[str, Tool]:
 
         return ir_assert.run(argv, stdin, stdout, stderr)
 
-    return {
-        "-mpytest_mlirpipe.tools.opt": opt,
-        "-mpytest_mlirpipe.tools.filecheck": filecheck or check,
-        "-mpytest_mlirpipe.tools.ir_assert": check_ir,
-    }
+    return {OPT_TOOL: opt, FILECHECK_TOOL: filecheck or check, IR_ASSERT_TOOL: check_ir}
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,7 +83,9 @@ class FileTestRunner:
     def run(self, path: Path) -> FileVerdict:
         """lit's verdict on the file. Known tools run in-process (in a forked child with
         `fork` isolation); if that child crashes, the file is run again the way lit runs it,
-        with every tool a subprocess, so the verdict is lit's and the crash is reported."""
+        with every tool a subprocess, so the verdict is lit's and the crash is reported.
+        A file with no time limit whose RUN lines run no native code in-process (external
+        tools and the Python FileCheck) has nothing to contain: it runs here, unforked."""
         from .. import contain
         from .expect import read_expectations
 
@@ -95,6 +97,8 @@ class FileTestRunner:
         self._warm_up(path)
         expected = read_expectations(path)
         timeout = (expected.timeout if not expected.problems else None) or self.config.timeout
+        if not timeout and not expected.kind and not self._runs_native_code(path):
+            return self._run_here(path, in_process=True)
         # The test's own %t files as they are now: a run repeated after a crash starts from
         # them again, so what the crashed run appended cannot change the verdict.
         with TempFiles.saved(self.make_test(path)) as temp:
@@ -113,6 +117,15 @@ class FileTestRunner:
             verdict = self._run_here(path, in_process=False)
         detail = ended.detail.strip().splitlines()[-1] if ended.kind == "error" else ended.detail
         return dataclasses.replace(verdict, crash=f"{detail}{_where(ended.notes)}", repro=repro)
+
+    def _runs_native_code(self, path: Path) -> bool:
+        """Whether the file's RUN lines may run native code in this process (`mlirpipe-opt`);
+        True when that cannot be told without running them."""
+        from .format import substituted_script
+        from .inprocess import runs_native_code
+
+        script = substituted_script(self.make_test(path))
+        return script is None or runs_native_code(script)
 
     def _crash_repro(self, path: Path, notes: tuple[str, ...], timeout: float) -> str:
         """After a crash in a stage: run the file once more in a child that writes that stage's
@@ -137,12 +150,16 @@ class FileTestRunner:
 
     def _warm_up(self, path: Path) -> None:
         """Load, once in this process, what every forked child would otherwise load again:
-        the Python FileCheck, and the MLIR bindings and pipelines once a file names
-        `mlirpipe` tools (a suite of external tools never pays for them)."""
+        the in-process shell and the Python FileCheck, and the MLIR bindings and pipelines
+        once a file names `mlirpipe` tools (a suite of external tools never pays for them).
+        A module a child imports is imported (and compiled) again in every child."""
         if "filecheck" not in self._warm:
             self._warm.add("filecheck")
             import filecheck.main
             import filecheck.matcher  # noqa: F401
+
+            from ..lowering import prefix_cache  # noqa: F401
+            from . import inprocess  # noqa: F401
         if "opt" in self._warm or not _names_mlirpipe(path):
             return
         self._warm.add("opt")
@@ -241,9 +258,24 @@ def _shell(in_process: bool, forked: bool, crash_repro):
             trace = scope.enter_context(_recording())
         if forked:
             gc.disable()  # the child exits right after; collecting would only cost
-        yield trace
-        if not forked:
-            gc.collect()
+            yield trace
+        else:
+            with _own_garbage_collected():
+                yield trace
+
+
+@contextlib.contextmanager
+def _own_garbage_collected():
+    """Collect, at the end, the garbage the block made (lit's shell leaves pipe files to the
+    collector), not the whole heap: the objects older than the block are set aside
+    (`gc.freeze`) meanwhile, which costs nothing, where a full collection of a test
+    process's heap costs tens of milliseconds per file."""
+    gc.freeze()
+    try:
+        yield
+        gc.collect()
+    finally:
+        gc.unfreeze()
 
 
 @contextlib.contextmanager

@@ -1,0 +1,27 @@
+"""Under xdist the controller collects nothing: it never loads lit, the file runner or torch."""
+
+from __future__ import annotations
+
+import pytest
+
+REPORT = """
+import os, sys
+
+def pytest_sessionfinish(session):
+    who = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    loaded = [m for m in ("lit", "pytest_mlirpipe.filetests.runner", "torch") if m in sys.modules]
+    with open(f"loaded-{who}.txt", "w") as f:
+        f.write(" ".join(loaded))
+"""
+
+
+def test_the_xdist_controller_loads_no_runner_lit_or_torch(pytester: pytest.Pytester):
+    pytester.makeconftest(REPORT)
+    pytester.path.joinpath("a.mlir").write_text("// RUN: true\n")
+
+    result = pytester.runpytest_subprocess("-n", "1", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1)
+    assert pytester.path.joinpath("loaded-controller.txt").read_text() == ""
+    worker = pytester.path.joinpath("loaded-gw0.txt").read_text().split()
+    assert worker == ["lit", "pytest_mlirpipe.filetests.runner"]
