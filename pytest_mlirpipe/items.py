@@ -92,8 +92,10 @@ class MlirItem(pytest.Item):
             raise FileTestFailure(verdict, report)  # the report shows FileCheck disagreements
         _warn_of_filecheck_disagreements(self.path, verdict)
         outcome = NOT_FAILING.get(verdict.code, "passed")
-        if outcome == "skipped":
-            pytest.skip(_reason(verdict.output) or verdict.code)
+        if outcome == "skipped":  # located at this file (pytest's own skip marks do the same)
+            raise pytest.skip.Exception(
+                _reason(verdict.output) or verdict.code, _use_item_location=True
+            )
         if outcome == "xfailed":
             first = _reason(verdict.output)
             if "as MLIRPIPE-EXPECT:" in first:
@@ -113,7 +115,8 @@ class MlirItem(pytest.Item):
             path = Path(os.path.relpath(self.path, Path.cwd()))
             verbose = self.config.get_verbosity() > 1
             notes = [v for k, v in self.user_properties if k == UPDATED and v]
-            text = format_failure(path, excinfo.value.verdict, verbose=verbose)
+            engine = self.config.stash[RUNNER_KEY].config.suite.filecheck
+            text = format_failure(path, excinfo.value.verdict, verbose, engine)
             return "\n".join([*notes, text + _report_line(excinfo.value.report)])
         return super().repr_failure(excinfo, style=style)
 
