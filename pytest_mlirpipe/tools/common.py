@@ -68,17 +68,29 @@ class ArgumentParser(argparse.ArgumentParser):
             and not (name[1] != "-" and name[:2] in known)  # -ofile: -o with its value
         ]
 
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, but arguments no subcommand took are that subcommand's error (argparse
+        gives them to the main parser: `mlirpipe: error:` for `mlirpipe list --bogus`)."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            prog = getattr(namespace, "prog", None) or self.prog  # set by each subcommand
+            self._fail(f"unrecognized arguments: {' '.join(extras)}", prog)
+        return namespace
+
     def error(self, message: str) -> NoReturn:
-        hint = f"see `{self.prog} --help`"
+        hint = None
         unknown = self._unknown_options()
         if unknown and message.startswith(("one of the arguments", "the following arguments")):
             # argparse names the missing argument first; a misspelled option is likely the cause.
             message = f"unrecognized arguments: {' '.join(unknown)}"
             longs = [k for k in self._option_string_actions if k.startswith("--")]
             name = unknown[0].split("=", 1)[0]
-            hint = did_you_mean(name if name.startswith("--") else f"-{name}", longs) or hint
-        error = UsageError(Problem(message, hint=hint))
-        error.prog = self.prog  # type: ignore[attr-defined]  # a subcommand's: `mlirpipe run`
+            hint = did_you_mean(name if name.startswith("--") else f"-{name}", longs)
+        self._fail(message, self.prog, hint)
+
+    def _fail(self, message: str, prog: str, hint: str | None = None) -> NoReturn:
+        error = UsageError(Problem(message, hint=hint or f"see `{prog} --help`"))
+        error.prog = prog  # type: ignore[attr-defined]  # a subcommand's: `mlirpipe run`
         raise error
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
