@@ -10,7 +10,7 @@ import pytest
 
 from .filetests.failure import format_failure
 from .filetests.runner import FileTestRunner
-from .filetests.stage_report import report_failed_file
+from .filetests.stage_report import REPORT_SUFFIX, report_failed_file
 from .filetests.verdict import FileVerdict
 
 # The run's file-test runner, built from its RunConfig in pytest_configure.
@@ -85,6 +85,7 @@ class MlirItem(pytest.Item):
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))
         self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
+        _remove_old_reports(runner, self.path)
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
             report = report_failed_file(runner, self.path, verdict)
             if report is not None and report.path:
@@ -122,6 +123,22 @@ class MlirItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, 0, f"mlir: {self.name}"
+
+
+def _remove_old_reports(runner: FileTestRunner, path: Path) -> None:
+    """The file's stage report from an earlier run, which named it in its failure: in this
+    run's `Output/` and in those of the other runs beside it (`-n` gives each xdist worker its
+    own folder: build/pytest/gw0, gw1, ..., and main without it)."""
+    import lit.TestRunner
+
+    _, tmp_base = lit.TestRunner.getTempPaths(runner.make_test(path))
+    report = Path(tmp_base + REPORT_SUFFIX)
+    reports = [report]
+    if report.is_relative_to(runner.exec_root):  # not in a lit suite's own exec root
+        inside = report.relative_to(runner.exec_root)
+        reports += [run / inside for run in runner.exec_root.parent.iterdir() if run.is_dir()]
+    for old in reports:
+        old.unlink(missing_ok=True)
 
 
 class FileCheckDisagreement(UserWarning):
