@@ -43,7 +43,7 @@ def written_filechecks(path: Path, line: int | None) -> list[str]:
     """How the RUN line at `line` of `path` (with its continuation lines) writes FileCheck:
     `FileCheck` or `filecheck`, in order."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()[(line or 1) - 1 :] if line else []
+        lines = path.read_text(encoding="utf-8").splitlines()[line - 1 :] if line else []
     except (OSError, UnicodeDecodeError):
         return []
     text = []
