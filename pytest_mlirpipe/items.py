@@ -134,9 +134,10 @@ def _remove_old_reports(runner: FileTestRunner, path: Path) -> None:
     _, tmp_base = lit.TestRunner.getTempPaths(runner.make_test(path))
     report = Path(tmp_base + REPORT_SUFFIX)
     reports = [report]
-    if report.is_relative_to(runner.exec_root):  # not in a lit suite's own exec root
+    runs = runner.exec_root.parent
+    if report.is_relative_to(runner.exec_root) and runs.is_dir():  # not a suite's own root
         inside = report.relative_to(runner.exec_root)
-        reports += [run / inside for run in runner.exec_root.parent.iterdir() if run.is_dir()]
+        reports += [run / inside for run in runs.iterdir() if run.is_dir()]
     for old in reports:
         old.unlink(missing_ok=True)
 
