@@ -85,6 +85,7 @@ class MlirItem(pytest.Item):
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))
         self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
+        _remove_old_reports(runner, self.path)
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
             from .filetests.stage_report import report_failed_file
 
@@ -94,8 +95,10 @@ class MlirItem(pytest.Item):
             raise FileTestFailure(verdict, report)  # the report shows FileCheck disagreements
         _warn_of_filecheck_disagreements(self.path, verdict)
         outcome = NOT_FAILING.get(verdict.code, "passed")
-        if outcome == "skipped":
-            pytest.skip(_reason(verdict.output) or verdict.code)
+        if outcome == "skipped":  # located at this file (pytest's own skip marks do the same)
+            raise pytest.skip.Exception(
+                _reason(verdict.output) or verdict.code, _use_item_location=True
+            )
         if outcome == "xfailed":
             first = _reason(verdict.output)
             if "as MLIRPIPE-EXPECT:" in first:
@@ -117,7 +120,8 @@ class MlirItem(pytest.Item):
             path = Path(os.path.relpath(self.path, Path.cwd()))
             verbose = self.config.get_verbosity() > 1
             notes = [v for k, v in self.user_properties if k == UPDATED and v]
-            text = format_failure(path, excinfo.value.verdict, verbose=verbose)
+            engine = self.config.stash[RUNNER_KEY].config.suite.filecheck
+            text = format_failure(path, excinfo.value.verdict, verbose, engine)
             return "\n".join([*notes, text + _report_line(excinfo.value.report)])
         if isinstance(excinfo.value, pytest.xfail.Exception):
             # reported as xfailed with its reason: a traceback would be formatted for nothing
@@ -126,6 +130,25 @@ class MlirItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, 0, f"mlir: {self.name}"
+
+
+def _remove_old_reports(runner: FileTestRunner, path: Path) -> None:
+    """The file's stage report from an earlier run, which named it in its failure: in this
+    run's `Output/` and in those of the other runs beside it (`-n` gives each xdist worker its
+    own folder: build/pytest/gw0, gw1, ..., and main without it)."""
+    import lit.TestRunner
+
+    from .filetests.stage_report import REPORT_SUFFIX
+
+    _, tmp_base = lit.TestRunner.getTempPaths(runner.make_test(path))
+    report = Path(tmp_base + REPORT_SUFFIX)
+    reports = [report]
+    runs = runner.exec_root.parent
+    if report.is_relative_to(runner.exec_root) and runs.is_dir():  # not a suite's own root
+        inside = report.relative_to(runner.exec_root)
+        reports += [run / inside for run in runs.iterdir() if run.is_dir()]
+    for old in reports:
+        old.unlink(missing_ok=True)
 
 
 class FileCheckDisagreement(UserWarning):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import platform
 import re
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,14 +12,15 @@ from pathlib import Path
 from typing import TextIO
 
 from ..atomic import write_atomic
+from ..filetests.config import ini_values
 from ..filetests.needs import ConfigNeeds, read_needs
-from ..filetests.site import SITE_FILE, SITE_KEY, site_file_text
+from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, site_file_text
+from ..tools.filecheck import find_llvm_filecheck
 
 PYPROJECT = "pyproject.toml"
 INI_TABLE = "[tool.pytest.ini_options]"
 # Folders that hold no suite of the repo's own (a build's generated configs, environments).
 _SKIPPED = re.compile(r"^(\..*|build.*|Output|node_modules|__pycache__|.*venv.*)$")
-LLVM_DIRS = ("/usr/lib/llvm-*/bin", "/usr/local/opt/llvm/bin")
 SAY = "mlirpipe init: "
 
 
@@ -66,18 +66,14 @@ def _opt_tools(root: Path) -> tuple[Path, ...]:
 
 
 def _filecheck(root: Path) -> Path | None:
-    """LLVM's FileCheck: in a build folder, else where LLVM installs it, else a native one on
-    PATH (never a Python wrapper, which may shadow it there)."""
-    import glob
-
-    candidates = [t for b in _build_dirs(root) for t in sorted(b.glob("**/bin/FileCheck"))]
-    candidates += [Path(p) / "FileCheck" for d in LLVM_DIRS for p in sorted(glob.glob(d))[::-1]]
-    on_path = shutil.which("FileCheck")
-    candidates += [Path(on_path)] if on_path else []
-    for tool in candidates:
+    """LLVM's FileCheck: in a build folder (never a Python wrapper of the same name), else this
+    machine's (a native one on PATH, else the newest /usr/lib/llvm-NN/bin), as the generated
+    site config finds it again when the suite loads."""
+    for tool in (t for b in _build_dirs(root) for t in sorted(b.glob("**/bin/FileCheck"))):
         if tool.is_file() and os.access(tool, os.X_OK) and not _python_wrapper(tool):
-            return tool.relative_to(root) if tool.is_relative_to(root) else tool
-    return None
+            return tool.relative_to(root)
+    found = find_llvm_filecheck()
+    return Path(found) if found else None
 
 
 def _python_wrapper(path: Path) -> bool:
@@ -96,7 +92,10 @@ Guess = Callable[[Found], tuple[str, str]]
 def _llvm_tools(found: Found) -> tuple[str, str]:
     if found.filecheck is None:
         return "", "no LLVM FileCheck found: set it to the folder of FileCheck, not and count"
-    return str(found.filecheck.parent), f"where FileCheck is ({found.filecheck})"
+    why = f"where FileCheck is ({found.filecheck})"
+    if found.filecheck.is_absolute():
+        why += ", outside the repository: found again when the suite loads, not written"
+    return str(found.filecheck.parent), why
 
 
 def _tools_dir(found: Found) -> tuple[str, str]:
@@ -117,7 +116,13 @@ GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
     (re.compile(r"_tools_dir$|_bin_dir$"), _tools_dir),
     (re.compile(r"_obj_root$|_binary_dir$|_build_dir$"), _build),
     (re.compile(r"_src_root$|_source_dir$"), lambda f: (".", "the repository")),
-    (re.compile(r"^python_executable$"), lambda f: (sys.executable, "this Python")),
+    (
+        re.compile(r"^python_executable$"),
+        lambda f: (
+            sys.executable,
+            "the Python that runs lit or pytest: set when the suite loads, not written",
+        ),
+    ),
     (re.compile(r"^(enable|have|has)_"), lambda f: ("True", "features on")),
     (re.compile(r"_shlib_ext$"), lambda f: (".so", "this platform's")),
     (re.compile(r"^host_os$"), lambda f: (platform.system(), "this machine")),
@@ -156,17 +161,19 @@ def init(start: Path, out: TextIO) -> int:
         return 1
     _say_found(found, out)
     lines: dict[str, str] = {}
+    said: set[str] = set()
     for suite in found.suites:
         needs = read_needs([root / c for c in _configs_of(suite, found)])
-        for need in needs.attributes:
-            if need.name not in lines:
-                value, why = guess(need.name, found)
-                where = f"{Path(need.path).relative_to(root)}:{need.line}"
-                out.write(f"{SAY}config.{need.name} = {value}  ({where} reads it; {why})\n")
-                lines[need.name] = f"{need.name} = {value}"
+        for need in (n for n in needs.attributes if n.name not in said):
+            said.add(need.name)
+            value, why = guess(need.name, found)
+            where = f"{Path(need.path).relative_to(root)}:{need.line}"
+            out.write(f"{SAY}config.{need.name} = {value}  ({where} reads it; {why})\n")
+            if not (need.name in MACHINE_NAMES and Path(value).is_absolute()):
+                lines[need.name] = f"{need.name} = {value}"  # the machine's are found at load
         _write_site(root, suite, needs, out, (_pytest_ini(root) or root / PYPROJECT).name)
     ini, added = _write_ini(root, found, list(lines.values()), out)
-    unset = [line.split(" =")[0] for line in lines.values() if line.endswith("= ")]
+    unset = _unset(root, lines)
     todo = [] if added else [f"add the lines above to {ini}"]
     todo += [f"give {', '.join(unset)} a value in {SITE_KEY} ({ini})"] if unset else []
     if todo:
@@ -174,6 +181,14 @@ def init(start: Path, out: TextIO) -> int:
         return 1
     out.write(f"{SAY}now run: pytest, pytest -n 2, lit {' '.join(map(str, found.suites))}\n")
     return 0
+
+
+def _unset(root: Path, lines: dict[str, str]) -> list[str]:
+    """The names without a value: in the ini when it gives one (the user's), else the guess."""
+    given = (ini_values(root) or ({}, None))[0].get(SITE_KEY, [])
+    values = {n: line.partition("=")[2].strip() for n, line in lines.items()}
+    values |= {k.strip(): v.strip() for k, _, v in (g.partition("=") for g in given)}
+    return [name for name in lines if not values[name]]
 
 
 def _configs_of(suite: Path, found: Found) -> list[Path]:
@@ -210,19 +225,26 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO, ini: s
     out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / 'lit.cfg.py'})\n")
 
 
-def ini_block(suites: tuple[Path, ...], lines: list[str]) -> str:
+def site_lines(lines: list[str], toml: bool) -> str:
+    """The lines of the site key's value: TOML strings, or an ini file's indented lines."""
+    import json
+
+    return "".join(f"    {json.dumps(line) + ',' if toml else line}\n" for line in lines)
+
+
+def ini_block(suites: tuple[Path, ...], lines: list[str], testpaths: bool = True) -> str:
     """The pyproject.toml table `mlirpipe init` writes."""
     import json
 
     paths = ", ".join(json.dumps(str(s)) for s in suites)
-    site = "".join(f"    {json.dumps(line)},\n" for line in lines)
-    return f"{INI_TABLE}\ntestpaths = [{paths}]\n{SITE_KEY} = [\n{site}]\n"
+    head = f"testpaths = [{paths}]\n" if testpaths else ""
+    return f"{INI_TABLE}\n{head}{SITE_KEY} = [\n{site_lines(lines, True)}]\n"
 
 
-def ini_section_lines(suites: tuple[Path, ...], lines: list[str]) -> str:
+def ini_section_lines(suites: tuple[Path, ...], lines: list[str], testpaths: bool = True) -> str:
     """The same keys in an ini file's pytest section (pytest.ini, tox.ini, setup.cfg)."""
-    site = "".join(f"    {line}\n" for line in lines)
-    return f"testpaths = {' '.join(map(str, suites))}\n{SITE_KEY} =\n{site}"
+    head = f"testpaths = {' '.join(map(str, suites))}\n" if testpaths else ""
+    return f"{head}{SITE_KEY} =\n{site_lines(lines, False)}"
 
 
 def _pytest_ini(root: Path) -> Path | None:
@@ -235,30 +257,50 @@ def _pytest_ini(root: Path) -> Path | None:
         return None
 
 
+def _to_add(root: Path, found: Found, lines: list[str], toml: bool) -> tuple[str, str]:
+    """(where, text): what the pytest ini at `root` lacks of `lines`, as text to add there
+    (nothing when it has a value for every name, whatever the value: the user's corrections)."""
+    values = (ini_values(root) or ({}, None))[0]
+    if SITE_KEY not in values:
+        if toml:
+            return "", ini_block(found.suites, lines, "testpaths" not in values).split("\n", 1)[1]
+        return "", ini_section_lines(found.suites, lines, "testpaths" not in values)
+    have = {line.partition("=")[0].strip() for line in values[SITE_KEY]}
+    missing = [line for line in lines if line.partition("=")[0].strip() not in have]
+    return f"its {SITE_KEY} list", site_lines(missing, toml)
+
+
 def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple[str, bool]:
     """Add the table to pyproject.toml, unless pytest reads another ini file there, or the
-    table exists: then print what to add. Returns the file the values are to live in, and
+    table exists: then print what it lacks. Returns the file the values are to live in, and
     whether they are there."""
     inipath = _pytest_ini(root)
     if inipath is not None and inipath.name != PYPROJECT:
         name = inipath.relative_to(root) if inipath.is_relative_to(root) else inipath
         section = "[tool:pytest]" if inipath.name == "setup.cfg" else "[pytest]"
-        out.write(
-            f"{SAY}pytest reads {name} here (it wins over {PYPROJECT}): left as it is; add"
-            f" these lines to its {section} section:\n{ini_section_lines(found.suites, lines)}"
+        return str(name), _say_to_add(
+            f"pytest reads {name} here (it wins over {PYPROJECT})",
+            f"its {section} section",
+            _to_add(root, found, lines, toml=False),
+            out,
         )
-        return str(name), SITE_KEY in inipath.read_text(encoding="utf-8")
-    block = ini_block(found.suites, lines)
     path = root / PYPROJECT
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if INI_TABLE in text:
-        out.write(
-            f"{SAY}{PYPROJECT} already has {INI_TABLE}: left as it is; add these lines to "
-            f"it:\n{block.split(chr(10), 1)[1]}"
-        )
-        return PYPROJECT, SITE_KEY in text
+        where = _to_add(root, found, lines, toml=True)
+        return PYPROJECT, _say_to_add(f"{PYPROJECT} already has {INI_TABLE}", "it", where, out)
     sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-    write_atomic(path, text + sep + block)  # the user's file: whole or not at all
+    write_atomic(path, text + sep + ini_block(found.suites, lines))  # whole or not at all
     verb = "added" if text else "wrote"
     out.write(f"{SAY}{verb} {INI_TABLE} to {PYPROJECT}: correct any guess in {SITE_KEY} there\n")
     return PYPROJECT, True
+
+
+def _say_to_add(state: str, place: str, to_add: tuple[str, str], out: TextIO) -> bool:
+    """Say what to add to an ini file left as it is; whether it already has every line."""
+    where, text = to_add
+    if not text:
+        out.write(f"{SAY}{state}, with a {SITE_KEY} value for each name: left as it is\n")
+        return True
+    out.write(f"{SAY}{state}: left as it is; add these lines to {where or place}:\n{text}")
+    return False

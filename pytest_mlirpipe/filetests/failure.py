@@ -3,11 +3,14 @@ diagnostic with the input around it, and a command that reproduces it outside py
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
 
-from .config import tool_commands
+from ..tools.filecheck import ENGINE_ENV, LLVM_ENV
+from .config import filecheck_environment, read_settings, tool_commands, tool_pattern
 from .verdict import FileVerdict, RunStep
 
 HEADS = {
@@ -20,11 +23,47 @@ _CONTEXT_LINES = 4
 _NOT_FOUND = re.compile(r"'(?P<tool>[^']+)': command not found")
 
 
-def user_command(command: str) -> str:
-    """The command with tool expansions turned back into the tool names users type."""
-    for tool, expansion in sorted(tool_commands().items(), key=lambda kv: kv[0]):
-        command = command.replace(expansion, tool if tool != "FileCheck" else "filecheck")
+_FILECHECK = re.compile(f"{tool_pattern('FileCheck')}|{tool_pattern('filecheck')}")
+
+
+def user_command(command: str, filechecks: Iterable[str] = ()) -> str:
+    """The command with tool expansions turned back into the tool names users type; the
+    in-process FileCheck's (one for both spellings) into `filechecks` in turn, as many as
+    given (how the RUN line writes them), then `filecheck`."""
+    tools = tool_commands()
+    parts = command.split(tools["FileCheck"])
+    names = iter(filechecks)
+    command = parts[0] + "".join(next(names, "filecheck") + part for part in parts[1:])
+    for tool, expansion in tools.items():
+        command = command.replace(expansion, tool)
     return command
+
+
+def written_filechecks(path: Path, line: int | None) -> list[str]:
+    """How the RUN line at `line` of `path` (with its continuation lines) writes FileCheck:
+    `FileCheck` or `filecheck`, in order."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()[line - 1 :] if line else []
+    except (OSError, UnicodeDecodeError):
+        return []
+    text = []
+    for raw in lines:
+        _, run, rest = raw.partition("RUN:")
+        if not run:
+            break
+        text.append(rest.rstrip())
+        if not rest.rstrip().endswith("\\"):
+            break
+    return _FILECHECK.findall(" ".join(text))
+
+
+def filecheck_program(path: Path, engine: str = "") -> str:
+    """The FileCheck the file's RUN lines ran in-process, as a command to type: LLVM's (its
+    path) unless the engine (the run's `engine`, else the suite's) is the Python port's,
+    `filecheck`, or none is found."""
+    env = filecheck_environment(read_settings(path.resolve().parent))
+    llvm = env.get(LLVM_ENV)
+    return llvm if llvm and (engine or env[ENGINE_ENV]) != "python" else "filecheck"
 
 
 def failed_step(verdict: FileVerdict) -> RunStep | None:
@@ -107,7 +146,10 @@ def _script_exception(path: Path, verdict: FileVerdict, verbose: bool) -> str | 
 _EXPECT_MISSED = re.compile(r"^.*: error: MLIRPIPE-EXPECT: .*(?:\n  hint: .*)?$", re.M)
 
 
-def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> str:
+def format_failure(
+    path: Path, verdict: FileVerdict, verbose: bool = False, filecheck_engine: str = ""
+) -> str:
+    """The report of a failing file; `filecheck_engine` the run's FileCheck engine, if set."""
     missed = _EXPECT_MISSED.search(verdict.output) if verdict.code == "FAIL" else None
     if missed and not any(s.failed for s in verdict.steps):
         return f"{path}: FAIL: the file did not end as it expects\n{missed.group(0)}"
@@ -128,7 +170,11 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
         lines.append(verdict.output.rstrip())
         return "\n".join(lines)
     where = f"RUN line {step.line}" if step.line else "a RUN line"
-    lines = [f"{path}:{step.line or 0}: FAIL at {where}", f"  {user_command(step.command)}"]
+    written = written_filechecks(path, step.line)
+    lines = [
+        f"{path}:{step.line or 0}: FAIL at {where}",
+        f"  {user_command(step.command, written)}",
+    ]
     if missed:
         lines.append(_indent(missed.group(0)))
     if verdict.crash:
@@ -137,17 +183,7 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
     stage = _stage_of(step.command)
     if stage:
         lines.append(f"  stage: {stage}")
-    for result in step.results:
-        if result.exit_code == 0 and not result.stderr.strip():
-            continue
-        cmd = user_command(shlex.join(result.args))
-        lines.append(f"command: {cmd}")
-        lines.append(f"exit status: {result.exit_code}")
-        if result.stderr.strip():
-            lines.append(_indent(result.stderr.rstrip()))
-        hint = _not_found_hint(result.stderr) or _no_checks_hint(result.stderr)
-        if hint:
-            lines.append(f"  hint: {hint}")
+    lines.extend(_command_lines(step, written))
     directive = _failing_directive(step)
     if directive:
         lines.append("failing directive:")
@@ -157,13 +193,35 @@ def format_failure(path: Path, verdict: FileVerdict, verbose: bool = False) -> s
         lines.append("input around the failing position:")
         lines.append(dump)
     lines.append("reproduce with:")
-    lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {user_command(step.command)}")
+    program = filecheck_program(path, filecheck_engine)  # what ran, which `FileCheck` may not be
+    repro = user_command(step.command, itertools.repeat(program))
+    lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {repro}")
     # FileCheck engines that disagreed, on any RUN line
     lines.extend(f"{path}:{line}: {report}" for line, report in verdict.warnings)
     if verbose:
         lines.append("lit output:")
         lines.append(verdict.output.rstrip())
     return "\n".join(lines)
+
+
+def _command_lines(step: RunStep, written: list[str]) -> list[str]:
+    """Each command of the RUN line that failed or wrote to stderr: itself (FileCheck spelled
+    as the RUN line writes it), its exit status, its stderr and a hint."""
+    lines: list[str] = []
+    expansion, seen = tool_commands()["FileCheck"], 0
+    for result in step.results:
+        cmd, before = shlex.join(result.args), seen
+        seen += cmd.count(expansion)
+        if result.exit_code == 0 and not result.stderr.strip():
+            continue
+        lines.append(f"command: {user_command(cmd, written[before:])}")
+        lines.append(f"exit status: {result.exit_code}")
+        if result.stderr.strip():
+            lines.append(_indent(result.stderr.rstrip()))
+        hint = _not_found_hint(result.stderr) or _no_checks_hint(result.stderr)
+        if hint:
+            lines.append(f"  hint: {hint}")
+    return lines
 
 
 def _crash_repro(verdict: FileVerdict, indent: str) -> list[str]:

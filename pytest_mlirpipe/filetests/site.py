@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 from pathlib import Path
 
 from ..options import BY_NAME
+from ..tools.filecheck import find_llvm_filecheck
 from .config import ini_values
 
 # The ini key: lines `NAME = VALUE`, set on the suite's config before its lit.cfg.py runs.
@@ -15,10 +17,14 @@ SITE_FILE = "lit.site.cfg.py"
 # Names that hold paths (CMake's *_obj_root, *_tools_dir, ...): relative to the ini's folder.
 PATH_ENDINGS = ("_root", "_dir", "_path")
 SITE_LINE_HINT = "write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar = True"
+# Values of the machine, not of the repository: found when the suite loads (unless the ini gives
+# them), so that the ini and the site config, both committed, hold no path of one machine.
+MACHINE_NAMES = ("python_executable", "llvm_tools_dir")
 
 _TEMPLATE = """\
 # Written by `mlirpipe init`: what a build's lit.site.cfg.py gives {config}, for `lit` and
 # `pytest` alike. The values are the {key} lines of {ini}: correct them there.
+# It holds no path of this machine: commit it with {ini}.
 # ruff: noqa: F821  (lit provides `config` and `lit_config`)
 import os
 
@@ -91,10 +97,21 @@ def _where(ini: Path, line: str, number: int) -> str:
     return f"{shown}: {SITE_KEY}, line {number}"
 
 
+def machine_values() -> dict[str, object]:
+    """The MACHINE_NAMES values here: the Python that runs lit or pytest, and the folder of
+    LLVM's FileCheck (PATH, then the newest /usr/lib/llvm-NN/bin) when there is one."""
+    values: dict[str, object] = {"python_executable": sys.executable}
+    filecheck = find_llvm_filecheck()
+    if filecheck is not None:
+        values["llvm_tools_dir"] = os.path.dirname(filecheck)
+    return values
+
+
 def load_site(config, lit_config, site_file: str) -> None:
-    """Set the ini's site values on `config` (a generated lit.site.cfg.py calls this)."""
+    """Set the ini's site values, over this machine's, on `config` (a generated
+    lit.site.cfg.py calls this)."""
     try:
-        values = site_values(Path(site_file).parent)
+        values = {**machine_values(), **site_values(Path(site_file).parent)}
     except SiteValueError as exc:
         lit_config.fatal(f"{exc}\n  hint: {SITE_LINE_HINT}")
     for name, value in values.items():

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from ..atomic import write_atomic
-from ..errors import MlirpipeError, Problem, UsageError
+from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
 from ..model import Location
 
 # Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
@@ -27,11 +27,70 @@ class _HelpExit(Exception):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse that raises instead of printing and exiting, so tools can run in-process."""
+    """argparse that raises instead of printing and exiting, so tools can run in-process.
+
+    With `single_dash_long`, `-name[=value]` means `--name[=value]` for every long option, as
+    LLVM's command-line library reads it (`-pass-pipeline=...`, `-split-input-file`)."""
+
+    def __init__(self, *args, single_dash_long: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.single_dash_long = single_dash_long
+        self._argv: list[str] = []
+
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None:
+            args = self._long_spelling(list(args)) if self.single_dash_long else list(args)
+            self._argv = args
+        return super().parse_known_args(args, namespace)
+
+    def _long_spelling(self, argv: list[str]) -> list[str]:
+        """`-name...` as `--name...` where `--name` is an option (up to a `--` terminator)."""
+        out: list[str] = []
+        for i, arg in enumerate(argv):
+            if arg == "--":
+                return out + argv[i:]
+            name = arg.split("=", 1)[0]
+            single = len(name) > 2 and name[0] == "-" and name[1] != "-"
+            out.append(f"-{arg}" if single and f"-{name}" in self._option_string_actions else arg)
+        return out
+
+    def _unknown_options(self) -> list[str]:
+        """The arguments that look like options and name none (nor abbreviate a long one)."""
+        known = self._option_string_actions
+        argv = self._argv[: self._argv.index("--")] if "--" in self._argv else self._argv
+        return [
+            arg
+            for arg in argv
+            if arg.startswith("-")
+            and len(arg) > 1
+            and (name := arg.split("=", 1)[0]) not in known
+            and not (name.startswith("--") and any(k.startswith(name) for k in known))
+            and not (name[1] != "-" and name[:2] in known)  # -ofile: -o with its value
+        ]
+
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, but arguments no subcommand took are that subcommand's error (argparse
+        gives them to the main parser: `mlirpipe: error:` for `mlirpipe list --bogus`)."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            prog = getattr(namespace, "prog", None) or self.prog  # set by each subcommand
+            self._fail(f"unrecognized arguments: {' '.join(extras)}", prog)
+        return namespace
 
     def error(self, message: str) -> NoReturn:
-        error = UsageError(Problem(message, hint=f"see `{self.prog} --help`"))
-        error.prog = self.prog  # type: ignore[attr-defined]  # a subcommand's: `mlirpipe run`
+        hint = None
+        unknown = self._unknown_options()
+        if unknown and message.startswith(("one of the arguments", "the following arguments")):
+            # argparse names the missing argument first; a misspelled option is likely the cause.
+            message = f"unrecognized arguments: {' '.join(unknown)}"
+            longs = [k for k in self._option_string_actions if k.startswith("--")]
+            name = unknown[0].split("=", 1)[0]
+            hint = did_you_mean(name if name.startswith("--") else f"-{name}", longs)
+        self._fail(message, self.prog, hint)
+
+    def _fail(self, message: str, prog: str, hint: str | None = None) -> NoReturn:
+        error = UsageError(Problem(message, hint=hint or f"see `{prog} --help`"))
+        error.prog = prog  # type: ignore[attr-defined]  # a subcommand's: `mlirpipe run`
         raise error
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
@@ -54,7 +113,6 @@ def add_stage_range_options(parser: argparse.ArgumentParser) -> None:
 def named_pipelines(pipeline_dirs, names: Sequence[str], flag: str = "--pipeline") -> list:
     """The pipelines a command-line flag names, from the catalog of `pipeline_dirs`; an unknown
     name, or a pipelines folder that does not exist, is a usage error (exit 2)."""
-    from ..errors import did_you_mean
     from ..lowering.catalog import catalog_for
 
     missing = [d for d in pipeline_dirs if not Path(d).is_dir()]

@@ -38,9 +38,11 @@ REPRO_DIR_ENV = "MLIRPIPE_REPRO_DIR"
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="mlirpipe-opt",
+        single_dash_long=True,
         description="Run a named lowering pipeline (or an MLIR pass pipeline) on MLIR text, "
         "stage by stage, and print the result.",
-        epilog="Diagnostics use mlir-opt's form, file:line:col: error: message. Exit status: "
+        epilog="Long options also take one dash, as in mlir-opt (-pass-pipeline=...). "
+        "Diagnostics use mlir-opt's form, file:line:col: error: message. Exit status: "
         "0 success, 1 the input or a pass failed, 2 bad arguments.",
     )
     p.add_argument(
@@ -249,6 +251,7 @@ def _pipeline(args) -> Pipeline | None:
         from ..lowering.spec import check_pipeline_text
 
         check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
+        args.pass_pipeline = _anchored(args.pass_pipeline)
         return None
     pipeline = named_pipelines(args.pipelines_dir, [args.pipeline])[0]
     unknown = sorted(set(args.print_after) - {"all"} - set(pipeline.stage_names()))
@@ -266,6 +269,30 @@ def _pipeline(args) -> Pipeline | None:
             ]
         )
     return pipeline
+
+
+def _anchored(text: str) -> str:
+    """mlir-opt's rule: the whole --pass-pipeline is one `builtin.module(...)`, or `any(...)`
+    (the input's top op, here always a module: returned as `builtin.module(...)`)."""
+    from ..lowering.pipeline_text import parse_pipeline
+
+    elements = parse_pipeline(text)
+    top = elements[0] if len(elements) == 1 and elements[0].is_anchor else None
+    if top is not None and top.name == "builtin.module":
+        return text
+    if top is not None and top.name == "any":
+        return f"builtin.module({','.join(child.text for child in top.children or ())})"
+    hint = f"write --pass-pipeline='builtin.module({text.strip()})', as mlir-opt requires"
+    if top is not None:
+        message = f"can't run '{top.name}' pass manager on 'builtin.module' op"
+    else:
+        message = "expected pass pipeline to be wrapped with the anchor operation type, e.g. "
+        message += "'builtin.module(...)'"
+        if not elements:
+            hint = "name the passes to run: --pass-pipeline='builtin.module(canonicalize)'"
+        elif all(e.is_anchor for e in elements):
+            hint = "give one builtin.module(...) holding all the passes"
+    raise UsageError(Problem(f"--pass-pipeline: {message}", hint=hint))
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,9 @@ README's "Adopting it in an existing compiler repository", command by command.""
 from __future__ import annotations
 
 import io
+import os
 import sys
+import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -62,7 +64,7 @@ INIT_SAYS = [
     "mlirpipe init: config.foo_tools_dir = build/bin  (test/lit.cfg.py:19 reads it;"
     " where foo-opt is)",
     f"mlirpipe init: config.python_executable = {sys.executable}  (test/lit.cfg.py:20 reads"
-    " it; this Python)",
+    " it; the Python that runs lit or pytest: set when the suite loads, not written)",
     "mlirpipe init: config.enable_bindings_python = True  (test/lit.cfg.py:23 reads it;"
     " features on)",
     "mlirpipe init: config.enable_bar = True  (test/bar/lit.local.cfg:1 reads it; features on)",
@@ -78,12 +80,15 @@ INIT_SAYS = [
 def test_the_readme_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None:
     commands = readme_commands()
     assert commands == [
-        "pip install pytest-mlirpipe pytest-xdist lit",
+        "pip install path/to/pytest-mlirpipe pytest-xdist lit",
         "mlirpipe init",
         "pytest",
         "pytest -n 2",
         "lit test",
     ]
+    # The install line (not run here: this environment has the package) names a clone.
+    clone = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert clone["project"]["name"] == commands[0].split()[2].rpartition("/")[2]
     status, said = mlirpipe(*commands[1].split()[1:])
     assert (status, said.splitlines()) == (0, [s.replace("\\*", "*") for s in INIT_SAYS])
     serial = repo.runpytest("-p", "no:cacheprovider", "--junitxml=serial.xml")
@@ -142,23 +147,84 @@ def test_a_broken_suite_above_the_rootdir_shows_its_error_once(repo) -> None:
     assert result.stdout.str().count("ERROR collecting") == 1, result.stdout.str()
 
 
-def test_init_twice_overwrites_nothing_and_prints_the_lines_to_add(repo) -> None:
+# What init writes: relative paths and values, nothing of this machine (no Python, no LLVM
+# outside the repository), so that both files can be committed.
+PYPROJECT = """\
+[tool.pytest.ini_options]
+testpaths = ["test"]
+mlirpipe_lit_site = [
+    "foo_obj_root = build",
+    "llvm_tools_dir = build/llvm/bin",
+    "foo_tools_dir = build/bin",
+    "enable_bindings_python = True",
+    "enable_bar = True",
+]
+"""
+
+
+def test_init_writes_no_path_of_this_machine(repo) -> None:
     mlirpipe("init")
+    assert (repo.path / "pyproject.toml").read_text() == PYPROJECT
     site = (repo.path / "test" / "lit.site.cfg.py").read_text()
-    ini = (repo.path / "pyproject.toml").read_text()
+    assert str(repo.path) not in site and sys.executable not in site
+    assert "# It holds no path of this machine: commit it with pyproject.toml." in site
+
+
+def test_a_filecheck_outside_the_repository_is_found_again_when_the_suite_loads(
+    repo, tmp_path_factory, monkeypatch
+) -> None:
+    machine = tmp_path_factory.mktemp("machine") / "bin"
+    (repo.path / "build" / "llvm" / "bin").rename(machine)  # FileCheck, not, count
+    if not (machine / "FileCheck").is_symlink():  # LLVM's stand-in script: a native program
+        (machine / "FileCheck").unlink()
+        (machine / "FileCheck").symlink_to("/bin/true")
+    monkeypatch.setenv("PATH", f"{machine}:{os.environ['PATH']}")  # after the Python wrappers
     status, said = mlirpipe("init")
     assert status == 0
     assert (
-        "mlirpipe init: test/lit.site.cfg.py exists: left as it is (remove it to have it"
-        " written again)" in said.splitlines()
+        f"mlirpipe init: config.llvm_tools_dir = {machine}  (test/lit.cfg.py:16 reads it; where"
+        f" FileCheck is ({machine}/FileCheck), outside the repository: found again when the"
+        " suite loads, not written)" in said.splitlines()
     )
-    added = ini.split("\n", 1)[1]
+    assert "llvm_tools_dir" not in (repo.path / "pyproject.toml").read_text()
+    result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
+    result.assert_outcomes(passed=1)
+
+
+def test_init_twice_overwrites_nothing_and_asks_for_nothing(repo) -> None:
+    mlirpipe("init")
+    site = (repo.path / "test" / "lit.site.cfg.py").read_text()
+    status, said = mlirpipe("init")
+    assert status == 0
+    lines = said.splitlines()
     assert (
-        "mlirpipe init: pyproject.toml already has [tool.pytest.ini_options]: left as it is;"
-        f" add these lines to it:\n{added}" in said
+        "mlirpipe init: test/lit.site.cfg.py exists: left as it is (remove it to have it"
+        " written again)" in lines
     )
+    assert lines[-2:] == [
+        "mlirpipe init: pyproject.toml already has [tool.pytest.ini_options], with a"
+        " mlirpipe_lit_site value for each name: left as it is",
+        "mlirpipe init: now run: pytest, pytest -n 2, lit test",
+    ]
     assert (repo.path / "test" / "lit.site.cfg.py").read_text() == site
-    assert (repo.path / "pyproject.toml").read_text() == ini
+    assert (repo.path / "pyproject.toml").read_text() == PYPROJECT
+
+
+def test_init_again_keeps_corrected_values_and_asks_only_for_missing_lines(repo) -> None:
+    mlirpipe("init")
+    ini = repo.path / "pyproject.toml"
+    corrected = PYPROJECT.replace("enable_bar = True", "enable_bar = False")
+    ini.write_text(corrected.replace('    "foo_tools_dir = build/bin",\n', ""))
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert said.endswith(
+        "mlirpipe init: pyproject.toml already has [tool.pytest.ini_options]: left as it is; add"
+        " these lines to its mlirpipe_lit_site list:\n"
+        '    "foo_tools_dir = build/bin",\n'
+        "mlirpipe init: then, before running pytest or lit: add the lines above to"
+        " pyproject.toml\n"
+    )
+    assert "enable_bar = False" in ini.read_text()
 
 
 def test_init_adds_its_table_to_an_existing_pyproject(repo) -> None:
@@ -190,7 +256,7 @@ def test_a_malformed_site_line_is_reported_at_collection(repo) -> None:
     result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
     result.stdout.fnmatch_lines(
         [
-            "test/lit.site.cfg.py: lit could not load this suite's config: pyproject.toml:9:"
+            "test/lit.site.cfg.py: lit could not load this suite's config: pyproject.toml:8:"
             " mlirpipe_lit_site: 'enable_bar' is not NAME = VALUE",
             "  hint: write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar = True",
         ]
@@ -237,6 +303,12 @@ def test_init_puts_its_lines_where_pytest_reads_them_when_a_pytest_ini_wins(repo
     (repo.path / "pytest.ini").write_text("[pytest]\n" + added)
     result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
     result.assert_outcomes(passed=1)
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: pytest reads pytest.ini here (it wins over pyproject.toml), with a"
+        " mlirpipe_lit_site value for each name: left as it is" in said.splitlines()
+    )
 
 
 def test_init_names_the_setup_cfg_section_pytest_reads(repo) -> None:
@@ -270,3 +342,10 @@ def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -
         " mlirpipe_lit_site (pyproject.toml)"
     )
     assert "now run" not in said
+    ini = repo.path / "pyproject.toml"
+    ini.write_text(ini.read_text().replace('"foo_tools_dir = "', '"foo_tools_dir = tools"'))
+    status, said = mlirpipe("init")
+    assert (status, said.splitlines()[-1]) == (
+        0,
+        "mlirpipe init: now run: pytest, pytest -n 2, lit test",
+    )

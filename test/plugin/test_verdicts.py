@@ -8,6 +8,10 @@ import textwrap
 import pytest
 from litrun import lit_verdicts
 
+from pytest_mlirpipe.tools.filecheck import find_llvm_filecheck
+
+LLVM = find_llvm_filecheck()
+
 IR = textwrap.dedent(
     """\
     func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {
@@ -99,8 +103,8 @@ def test_a_failure_shows_the_run_line_and_the_filecheck_diagnostic(suite: pytest
         [
             "tests/fail.mlir:1: FAIL at RUN line 1",
             "  mlirpipe-opt */tests/fail.mlir --pass-pipeline 'builtin.module(canonicalize)'"
-            " | filecheck */tests/fail.mlir",
-            "command: filecheck */tests/fail.mlir",
+            " | FileCheck */tests/fail.mlir",
+            "command: FileCheck */tests/fail.mlir",
             "exit status: 1",
             '  */tests/fail.mlir:2: error: Couldn\'t match "arith.mulf".',
             "failing directive:",
@@ -110,8 +114,49 @@ def test_a_failure_shows_the_run_line_and_the_filecheck_diagnostic(suite: pytest
             "     2 |   func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {",
             "reproduce with:",
             "  cd * && mlirpipe-opt */tests/fail.mlir --pass-pipeline"
-            " 'builtin.module(canonicalize)' | filecheck */tests/fail.mlir",
+            " 'builtin.module(canonicalize)' | filecheck */tests/fail.mlir",  # the port ran
         ]
+    )
+
+
+def test_the_repro_runs_the_filecheck_the_test_ran(suite: pytest.Pytester) -> None:
+    (suite.path / "tests" / "two.mlir").write_text(
+        CANON.replace("FileCheck %s", "FileCheck %s --check-prefix=A \\")
+        + "// RUN:   && cat %s | filecheck %s --check-prefix=B\n// A: arith.addf\n// B-NOT: RUN:\n"
+        + IR
+    )
+    result = suite.runpytest("tests/two.mlir", "--mlirpipe-filecheck=python")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "tests/two.mlir:1: FAIL at RUN line 1",
+            "  mlirpipe-opt * | FileCheck */two.mlir --check-prefix=A * && cat */two.mlir"
+            " | filecheck */two.mlir --check-prefix=B",
+            "command: filecheck */two.mlir --check-prefix=B",
+            "reproduce with:",
+            "  cd * && mlirpipe-opt * | filecheck */two.mlir --check-prefix=A * && cat */two.mlir"
+            " | filecheck */two.mlir --check-prefix=B",
+        ]
+    )
+
+
+@pytest.mark.skipif(LLVM is None, reason="LLVM FileCheck not installed (llvm-22-tools)")
+def test_the_repro_names_llvm_filecheck_when_it_ran(suite: pytest.Pytester) -> None:
+    result = suite.runpytest("tests/fail.mlir", "--mlirpipe-filecheck=llvm")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "reproduce with:",
+            f"  cd * && mlirpipe-opt * | {LLVM} */tests/fail.mlir",
+        ]
+    )
+
+
+def test_a_skipped_file_is_located_at_itself_in_the_summary(suite: pytest.Pytester) -> None:
+    result = suite.runpytest("tests/unsupported.mlir", "-rA", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1] tests/unsupported.mlir:1: Test requires the following unavailable*"]
     )
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_mlirpipe.cli.init import Found, _say_found, guess, ini_block
 from pytest_mlirpipe.filetests.needs import needs_of
-from pytest_mlirpipe.filetests.site import SiteValueError, parse_site_line
+from pytest_mlirpipe.filetests.site import SiteValueError, machine_values, parse_site_line
 
 NOTHING = Found(Path("/repo"), (Path("test"),), (), None, (), None)
 TOOLS = Found(
@@ -59,7 +59,11 @@ def test_setattr_counts_as_setting() -> None:
         (
             "llvm_tools_dir",
             TOOLS,
-            ("/usr/lib/llvm-22/bin", "where FileCheck is (/usr/lib/llvm-22/bin/FileCheck)"),
+            (
+                "/usr/lib/llvm-22/bin",
+                "where FileCheck is (/usr/lib/llvm-22/bin/FileCheck), outside the repository:"
+                " found again when the suite loads, not written",
+            ),
         ),
         (
             "foo_obj_root",
@@ -84,6 +88,22 @@ def test_setattr_counts_as_setting() -> None:
 )
 def test_each_name_gets_a_guess_and_the_reason_for_it(name, found, expected) -> None:
     assert guess(name, found) == expected
+
+
+def test_the_machines_values_are_found_when_the_suite_loads(tmp_path, monkeypatch) -> None:
+    import sys
+
+    llvm = tmp_path / "llvm" / "bin"
+    llvm.mkdir(parents=True)
+    (llvm / "FileCheck").symlink_to("/bin/true")  # a native program, as LLVM's is
+    (tmp_path / "FileCheck").write_text("#!/bin/sh\n")  # a script first on PATH: not LLVM's
+    (tmp_path / "FileCheck").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{llvm}:/usr/bin:/bin")
+    assert machine_values() == {"python_executable": sys.executable, "llvm_tools_dir": str(llvm)}
+    assert guess("python_executable", NOTHING) == (
+        sys.executable,
+        "the Python that runs lit or pytest: set when the suite loads, not written",
+    )
 
 
 def test_host_os_is_this_machines() -> None:

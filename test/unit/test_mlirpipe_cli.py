@@ -40,6 +40,19 @@ def test_without_a_command_it_asks_for_one():
 
 
 @pytest.mark.parametrize(
+    "command",
+    ["list", "sweep", "passes", "showcase", "init", "stages", "merge", "update-checks", "import"],
+)
+def test_an_unknown_flag_is_the_usage_error_of_its_command(command):
+    assert mlirpipe(command, "--bogus") == (
+        2,
+        "",
+        f"mlirpipe {command}: error: unrecognized arguments: --bogus\n"
+        f"  hint: see `mlirpipe {command} --help`\n",
+    )
+
+
+@pytest.mark.parametrize(
     ("argv", "command"),
     [
         (["stages", "-", "--pipeline", "nope"], "stages"),

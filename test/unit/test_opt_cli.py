@@ -137,23 +137,63 @@ def test_dash_reads_standard_input(mm_linalg):
 
 
 def test_diagnostics_of_standard_input_are_located_in_stdin():
-    status, out, err = run_opt("--pass-pipeline", "cse", stdin="func.func @f(\n")
+    status, out, err = run_opt("--pass-pipeline", "builtin.module(cse)", stdin="func.func @f(\n")
 
     assert (status, out) == (1, "")
     assert err.startswith("<stdin>:1:14: error: cannot parse MLIR: expected non-function type\n")
 
 
-def test_pass_pipeline_runs_with_or_without_the_builtin_module_wrapper(mm):
-    wrapped = run_opt(
+def test_pass_pipeline_runs_in_its_builtin_module_anchor(mm):
+    status, out, err = run_opt(
         mm, "--pass-pipeline", "builtin.module(func.func(linalg-generalize-named-ops))"
     )
-    bare = run_opt(mm, "--pass-pipeline", "func.func(linalg-generalize-named-ops)")
 
-    assert wrapped == bare
-    status, out, err = bare
     assert (status, err) == (0, "")
     assert "linalg.generic" in out
     assert "linalg.matmul" not in out
+    assert run_opt(mm, "--pass-pipeline", "any(func.func(linalg-generalize-named-ops))") == (
+        status,
+        out,
+        err,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        (
+            "canonicalize",
+            "expected pass pipeline to be wrapped with the anchor operation type, e.g. "
+            "'builtin.module(...)'",
+            "write --pass-pipeline='builtin.module(canonicalize)', as mlir-opt requires",
+        ),
+        (
+            "func.func(canonicalize)",
+            "can't run 'func.func' pass manager on 'builtin.module' op",
+            "write --pass-pipeline='builtin.module(func.func(canonicalize))', as mlir-opt requires",
+        ),
+        (
+            "builtin.module(canonicalize),builtin.module(cse)",
+            "expected pass pipeline to be wrapped with the anchor operation type, e.g. "
+            "'builtin.module(...)'",
+            "give one builtin.module(...) holding all the passes",
+        ),
+        (
+            "",
+            "expected pass pipeline to be wrapped with the anchor operation type, e.g. "
+            "'builtin.module(...)'",
+            "name the passes to run: --pass-pipeline='builtin.module(canonicalize)'",
+        ),
+    ],
+)
+def test_a_pass_pipeline_without_its_module_anchor_is_refused_as_mlir_opt_does(
+    mm, text, message, hint
+):
+    assert run_opt(mm, f"--pass-pipeline={text}") == (
+        2,
+        "",
+        f"mlirpipe-opt: error: --pass-pipeline: {message}\n  hint: {hint}\n",
+    )
 
 
 def test_split_input_file_keeps_real_line_numbers_and_prints_the_other_chunks(
@@ -172,7 +212,7 @@ def test_split_input_file_keeps_real_line_numbers_and_prints_the_other_chunks(
     )
 
     status, out, err = run_opt(
-        path, "--split-input-file", "--pass-pipeline", "func.func(tosa-to-linalg)"
+        path, "--split-input-file", "--pass-pipeline", "builtin.module(func.func(tosa-to-linalg))"
     )
 
     assert status == 1
@@ -219,6 +259,37 @@ def test_pipeline_or_pass_pipeline_is_required(mm):
         (
             "mlirpipe-opt: error: one of the arguments --pipeline --pass-pipeline is required\n"
             "  hint: see `mlirpipe-opt --help`\n"
+        ),
+    )
+
+
+def test_long_options_take_one_dash_as_in_mlir_opt(mm, write_file):
+    path = write_file(
+        "two.mlir", "func.func @f() {\n  return\n}\n// -----\nfunc.func @g() {\n  return\n}\n"
+    )
+    canon = "builtin.module(canonicalize)"
+
+    single = run_opt(path, f"-pass-pipeline={canon}", "-split-input-file")
+
+    assert single == run_opt(path, f"--pass-pipeline={canon}", "--split-input-file")
+    assert single[0] == 0 and single[1].count("// -----") == 1
+    status, out, err = run_opt(
+        mm, "-pipeline", "refbackend", "-stop-after=bufferize", "-o", "o.mlir"
+    )
+    assert (status, out, err) == (0, "", "")
+    assert (
+        Path("o.mlir").read_text()
+        == run_opt(mm, "--pipeline=refbackend", "--stop-after", "bufferize")[1]
+    )
+
+
+def test_a_misspelled_option_is_named_rather_than_the_missing_pipeline(mm):
+    assert run_opt(mm, "-pipelin=refbackend") == (
+        2,
+        "",
+        (
+            "mlirpipe-opt: error: unrecognized arguments: -pipelin=refbackend\n"
+            "  hint: did you mean '--pipeline' or '--pipelines-dir' or '--pass-pipeline'?\n"
         ),
     )
 
@@ -310,7 +381,7 @@ def test_unknown_pass_in_a_pass_pipeline_suggests_the_close_name(mm):
 
 
 def test_a_pass_pipeline_mlir_rejects_is_an_error_not_a_traceback(mm):
-    status, out, err = run_opt(mm, "--pass-pipeline", "func.func(tosa-validate)")
+    status, out, err = run_opt(mm, "--pass-pipeline", "builtin.module(func.func(tosa-validate))")
 
     assert (status, out) == (1, "")
     assert err.startswith(
@@ -505,7 +576,7 @@ def test_repro_files_of_two_failing_chunks_do_not_overwrite_each_other(
         path,
         "--split-input-file",
         "--pass-pipeline",
-        "func.func(tosa-to-linalg)",
+        "builtin.module(func.func(tosa-to-linalg))",
         "--repro-dir",
         tmp_path / "r",
     )
@@ -521,7 +592,7 @@ def test_repro_files_of_two_failing_chunks_do_not_overwrite_each_other(
             "mlirpipe-opt",
             str(tmp_path / "r" / f"two.chunk-{n}.pass-pipeline.input.mlir"),
             "--pass-pipeline",
-            "func.func(tosa-to-linalg)",
+            "builtin.module(func.func(tosa-to-linalg))",
         ]
         for n in (1, 2)
     ]
@@ -562,7 +633,7 @@ def test_a_repro_that_cannot_be_written_says_why(mm, strict_dir, tmp_path):
 def test_an_output_that_cannot_be_written_exits_2(mm, tmp_path):
     target = tmp_path / "missing" / "out.mlir"
 
-    assert run_opt(mm, "--pass-pipeline", "cse", "-o", target) == (
+    assert run_opt(mm, "--pass-pipeline", "builtin.module(cse)", "-o", target) == (
         2,
         "",
         (f"mlirpipe-opt: {target}: error: cannot write output: No such file or directory\n"),

@@ -145,7 +145,10 @@ def test_standard_input_is_named_stdin():
 def test_a_pipeline_that_cannot_be_built_is_reported_as_without_the_flag(write_file):
     path = write_file("ok.mlir", "func.func @f() {\n  return\n}\n")
     status, out, err = run_opt(
-        path, "-verify-diagnostics", "--pass-pipeline", "func.func(one-shot-bufferize)"
+        path,
+        "-verify-diagnostics",
+        "--pass-pipeline",
+        "builtin.module(func.func(one-shot-bufferize))",
     )
     assert (status, out) == (1, "")
     assert err.startswith(
