@@ -4,11 +4,16 @@ regenerated (generate-test-checks.py style), every other line stays, a second ru
 from __future__ import annotations
 
 import io
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_mlirpipe.cli.main import run as mlirpipe
+from pytest_mlirpipe.filetests import update
+from pytest_mlirpipe.filetests.site import site_file_text
+from pytest_mlirpipe.filetests.verdict import CommandResult, RunStep
 from pytest_mlirpipe.tools.update_checks import generate_checks
 
 SEED = """\
@@ -180,3 +185,93 @@ def test_update_checks_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> Non
         f"error: no such file: {tmp_path / 'no.mlir'}\n  hint: give RUN/CHECK files"
         in err.getvalue()
     )
+
+
+# As nearly every MLIR project's test/lit.cfg.py: lit.llvm substitutes FileCheck with the
+# binary it finds in llvm_tools_dir (a path), which the update must record as well.
+LLVM_LIT_CFG = """\
+import os
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "FOO"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = {".mlir"}
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.path.dirname(__file__), "Output")
+llvm_config.use_default_substitutions()
+"""
+CANON = "--pass-pipeline='builtin.module(canonicalize)'"
+FOLDS = (
+    "// CHECK: arith.muli\nfunc.func @f(%a: i32) -> i32 {\n  %c0 = arith.constant 0 : i32\n"
+    "  %r = arith.addi %a, %c0 : i32\n  return %r : i32\n}\n"
+)
+
+
+def _llvm_tools(folder: Path) -> Path:
+    """Stand-ins for the LLVM tools lit.llvm looks for (FileCheck, not, count), FileCheck the
+    Python port behind a program of that name (what LLVM's binary is to lit: a path)."""
+    scripts = {
+        "FileCheck": f'exec {sys.executable} -m filecheck "$@"',
+        "not": '"$@" && exit 1\nexit 0',
+        "count": 'test "$(wc -l)" -eq "$1"',
+    }
+    folder.mkdir(parents=True)
+    for name, script in scripts.items():
+        (folder / name).write_text(f"#!/bin/sh\n{script}\n")
+        (folder / name).chmod(0o755)
+    return folder / "FileCheck"
+
+
+@pytest.mark.parametrize("suite_kind", ["lit.llvm substitutions", "FileCheck by path"])
+def test_checks_a_filecheck_program_reads_are_updated(
+    suite_kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = _llvm_tools(tmp_path / "llvm" / "bin")
+    test = tmp_path / "test"
+    test.mkdir()
+    path = test / "fold.mlir"
+    if suite_kind == "lit.llvm substitutions":
+        (tmp_path / "pyproject.toml").write_text(
+            '[tool.pytest.ini_options]\nmlirpipe_lit_site = ["llvm_tools_dir = llvm/bin"]\n'
+        )
+        (test / "lit.cfg.py").write_text(LLVM_LIT_CFG)
+        (test / "lit.site.cfg.py").write_text(site_file_text("lit.cfg.py", "pyproject.toml", True))
+        # `| not` becomes LLVM's `not` by path: still seen as a negated FileCheck.
+        run_line = (
+            f"// RUN: mlirpipe-opt %s {CANON} | FileCheck %s\n"
+            f"// RUN: mlirpipe-opt %s {CANON} | not FileCheck %s --check-prefix=NEG\n// NEG: @f\n"
+        )
+        said = [
+            f"{path}: updated the CHECK lines of RUN line(s) 1",
+            f"{path}:2: not updated: its FileCheck is negated (`not`): it expects the checks "
+            "to fail",
+            f"{path}: FAIL after the update",
+        ]
+    else:
+        run_line = f"// RUN: mlirpipe-opt %s {CANON} | {program} %s\n"
+        said = [
+            f"{path}: updated the CHECK lines of RUN line(s) 1",
+            f"{path}: PASS after the update",
+        ]
+    path.write_text(run_line + FOLDS)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    out = io.StringIO()
+    status = mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO())
+    assert (status, out.getvalue().splitlines()) == (len(said) - 2, said)
+    assert path.read_text().startswith(
+        f"{run_line}// CHECK-LABEL: func.func @f(\n"
+        "// CHECK-SAME:               %[[ARG0:[^:]*]]: i32) -> i32 {\n"
+        "// CHECK:           return %[[ARG0]] : i32\n"
+    )
+
+
+def test_a_filecheck_the_update_could_not_record_is_named_with_its_run_line() -> None:
+    # A FileCheck lit ran as a process (under `ulimit`, say): what it read is unknown.
+    check = CommandResult(("/llvm/bin/FileCheck", "/t/a.mlir"), 1, "", "error", stdin=None)
+    step = RunStep(3, "foo-opt /t/a.mlir | /llvm/bin/FileCheck /t/a.mlir", (check,))
+    targets, refused = update._targets([step], [], "/t/a.mlir")
+    assert [(t.line, t.prefixes, t.updatable) for t in targets] == [(3, ("CHECK",), False)]
+    assert refused == [
+        (3, "its FileCheck ran as a process the update cannot follow; update it by hand")
+    ]
