@@ -6,7 +6,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from ..errors import IRParseError, MlirpipeError, Problem, UsageError
 from ..lowering.op_query import (
@@ -14,6 +14,9 @@ from ..lowering.op_query import (
     all_ops,
     dialect_of,
     first_line,
+    generated_op_names,
+    is_glob,
+    is_registered_dialect,
     known_location,
     outermost,
     symbol_of,
@@ -34,6 +37,7 @@ _CMP: dict[str, Callable[[int, int], bool]] = {
     ">=": operator.ge,
 }
 _AFTER = re.compile(r"^(?P<rule>.*?)\s+after\s+(?P<stage>\S+)\s*$")
+_AFTER_WORD = re.compile(r"(?:^|\s)after(?:\s|$)")
 _DIALECT = re.compile(r"[A-Za-z_][\w$]*")
 _COUNT = re.compile(r"count\((?P<pattern>[^()]*)\)\s*(?P<cmp>==|!=|<=|>=|<|>)\s*(?P<n>\d+)")
 _EXACTLY = re.compile(r"(?P<n>\d+)\s+(?P<pattern>.+)")
@@ -123,6 +127,8 @@ def parse_assertion(text: str) -> Assertion:
     m = _AFTER.match(rule)
     if m:
         rule, stage = m["rule"].strip(), m["stage"]
+    if _AFTER_WORD.search(rule):
+        raise _malformed(text, "'after' takes one stage name, at the end: RULE after STAGE")
     keyword = re.match(r"count(?=\s*\()|[\w-]+", rule)
     reader = _READERS.get(keyword.group(0)) if keyword else None
     if reader is None:
@@ -132,6 +138,54 @@ def parse_assertion(text: str) -> Assertion:
         hint = did_you_mean(word, _READERS) or f"write {GRAMMAR}"
         raise UsageError(Problem(f"unknown assertion {text!r}", hint=hint))
     return Assertion(text.strip(), stage=stage, **reader(text, rule[keyword.end() :]))
+
+
+def check_names(assertion: Assertion, context, present: Callable[[], set[str]] = set) -> None:
+    """A UsageError for a dialect or op name (not a glob) of `assertion` that the bindings'
+    `context` does not register and that is not in the IR (`present()`: its op names): a
+    misspelt name would make `no-dialect` and `no-op` hold whatever the IR."""
+    for name in assertion.dialects:
+        if not _known_dialect(name, context, present):
+            _unknown(assertion, "dialect", name, _dialect_names(present))
+    pattern = assertion.pattern
+    if pattern is None:
+        return
+    dialect, dot, _ = pattern.op.partition(".")
+    if dot and not is_glob(dialect) and not _known_dialect(dialect, context, present):
+        _unknown(assertion, "dialect", dialect, _dialect_names(present))
+    if is_glob(pattern.op) or context.is_registered_operation(pattern.op):
+        return
+    if pattern.op in present():
+        return
+    # An op of a dialect the IR holds but the context does not register (a foreign tool's,
+    # parsed with unregistered dialects allowed): its op names are not known here.
+    if dot and not is_registered_dialect(context, dialect):
+        return
+    _unknown(assertion, "op", pattern.op, [*generated_op_names(), *present()])
+
+
+def _known_dialect(name: str, context, present: Callable[[], set[str]]) -> bool:
+    return is_registered_dialect(context, name) or name in {dialect_of_name(n) for n in present()}
+
+
+def dialect_of_name(op_name: str) -> str:
+    return op_name.split(".", 1)[0]
+
+
+def _dialect_names(present: Callable[[], set[str]]) -> set[str]:
+    return {dialect_of_name(n) for n in [*generated_op_names(), *present()]}
+
+
+def _unknown(assertion: Assertion, what: str, name: str, candidates) -> NoReturn:
+    from ..errors import did_you_mean
+
+    raise UsageError(
+        Problem(
+            f"assertion {assertion.text!r}: no {what} '{name}' is registered",
+            hint=did_you_mean(name, candidates)
+            or f"name a registered {what}" + (", or a glob: linalg.*" if what == "op" else ""),
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,11 +277,19 @@ class IRChecker:
         self._source_name = source_name
         self._where = where
         self._keep = keep  # the context the module lives in, kept alive with it
+        self._names: set[str] | None = None
+
+    def _present(self) -> set[str]:
+        """The op names in the module (walked once, when a name is not registered)."""
+        if self._names is None:
+            self._names = {op.name for op in all_ops(self._root)}
+        return self._names
 
     def holds(self, text: str) -> IRChecker:
         """An assertion in the RUN-line grammar (without `after STAGE`)."""
         __tracebackhide__ = True
         assertion = parse_assertion(text)
+        check_names(assertion, self._root.context, self._present)
         if assertion.stage is not None:
             raise UsageError(
                 Problem(
@@ -261,6 +323,7 @@ class IRChecker:
         found = OpPattern.parse(pattern)
         if found is None:
             raise _malformed(pattern, "not an op pattern (OP-GLOB [@SYMBOL-GLOB])")
+        check_names(Assertion(pattern, "count", pattern=found), self._root.context, self._present)
         return len(matching(self._root, found.matches))
 
 
@@ -304,6 +367,13 @@ class StageAssertions:
         for a in assertions:
             if a.stage is not None:
                 _check_stage(a, pipeline, args)
+        # The names an external tool's dialects may hold are its own: not checked.
+        if assertions and getattr(pipeline, "tool", None) is None:
+            from ..mlir_env import new_context
+
+            context = new_context()
+            for a in assertions:
+                check_names(a, context)
         return cls(assertions, pipeline, args)
 
     def cache(self):
@@ -438,9 +508,11 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
                 "drop 'after STAGE'",
             )
         )
+    ctx = new_context()
+    for assertion in assertions:
+        check_names(assertion, ctx)
     text, name = read_input(args.input, stdin)
     chunks = split_input(text) if args.split_input_file else [text]
-    ctx = new_context()
     status = 0
     for i, chunk in enumerate(chunks):
         where = f"in {name}" + (f" (chunk {i + 1})" if args.split_input_file else "")
