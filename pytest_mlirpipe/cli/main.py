@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
@@ -405,6 +406,7 @@ def _stages_html(
     from ..lowering.report_html import write_html
     from ..lowering.stage_report import report_stages
 
+    _check_html_target(args.html, name)
     report = report_stages(
         text,
         pipeline,
@@ -414,24 +416,34 @@ def _stages_html(
         pass_options=blas_pass_options(),
     )
     try:
-        out = write_html(report, args.html)
-    except OSError as exc:
-        what = (
-            exc.strerror if exc.filename in (None, args.html) else f"{exc.strerror}: {exc.filename}"
-        )
-        raise UsageError(
-            Problem(
-                f"--html: cannot write the report: {what}",
-                Location(args.html),
-                "give a path in a folder you can write to",
-            )
-        ) from None
+        out = write_html(report, args.html, make_parents=False)
+    except OSError as exc:  # never name the temporary file the page is written to first
+        folder = Path(args.html).absolute().parent
+        raise _html_error(args.html, f"{exc.strerror} (in {folder})") from None
     stages = len(report.views) - 1
     stdout.write(f"wrote {out} ({stages} stage(s) of pipeline '{pipeline.name}')\n")
     if report.failure:
         stderr.write(report.failure + "\n")
         return 1
     return 0
+
+
+def _check_html_target(out: str, source: str) -> None:
+    """--html OUT names a file in a folder that exists (as mlirpipe-opt -o): checked before
+    the pipeline runs."""
+    target = Path(out)
+    if target.is_dir():
+        stem = Path(source).name if source != "<stdin>" else "stdin.mlir"
+        raise _html_error(out, "it is a folder", f"name the page: --html {target / stem}.html")
+    folder = target.absolute().parent
+    if not folder.exists():
+        raise _html_error(out, f"no folder {folder}", "make the folder first, or name one that is")
+    if not folder.is_dir():
+        raise _html_error(out, f"{folder} is not a folder")
+
+
+def _html_error(out: str, why: str, hint: str = "give a path in a folder you can write to"):
+    return UsageError(Problem(f"--html: cannot write the report: {why}", Location(out), hint))
 
 
 def _printed(text: str, name: str) -> str:
