@@ -299,38 +299,83 @@ def _add_update_checks(sub) -> None:
         "its prefix from that output (in the style of MLIR's generate-test-checks.py), leave "
         "every other line as it is, and run the file again. Exit 1 when a file still fails.",
     )
-    uc.add_argument("files", nargs="+", metavar="FILE", help="RUN/CHECK files to update")
+    uc.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="RUN/CHECK files to update, or folders: the files pytest would run in them",
+    )
     uc.set_defaults(body=_update_checks)
 
 
 def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     import tempfile
     from dataclasses import replace
-    from pathlib import Path
 
-    from ..errors import Problem, UsageError
     from ..filetests.runner import FileTestRunner
     from ..filetests.update import update_file
 
-    missing = [f for f in args.files if not Path(f).is_file()]
+    missing = [f for f in args.files if not Path(f).exists()]
     if missing:
-        raise UsageError(Problem(f"no such file: {missing[0]}", hint="give RUN/CHECK files"))
+        raise UsageError(
+            Problem(
+                f"no such file or folder: {missing[0]}",
+                hint="give RUN/CHECK files, or folders of them",
+            )
+        )
     status = 0
     # `%t` files of a file outside any lit suite go to a folder removed afterwards.
     with tempfile.TemporaryDirectory(prefix="mlirpipe-update-") as scratch:
         runner = FileTestRunner(scratch)
-        for name in args.files:
+        for name in _test_files(runner, args.files):
             path = Path(name).absolute()  # lit's %s is absolute; so must the file's own path be
-            if not runner.run(path).is_failure:
+            before = runner.run(path)
+            if not before.is_failure:
                 stdout.write(f"{name}: passes; not changed\n")
                 continue
             report = replace(update_file(runner, path), path=name)  # named as the user did
             for line in report.lines():
                 stdout.write(line + "\n")
-            after = report.verdict.code if report.verdict else "FAIL"
+            after = (report.verdict or before).code
             stdout.write(f"{name}: {after}" + (" after the update\n" if report.updated else "\n"))
             status = status or int(after not in ("PASS", "XFAIL", "UNSUPPORTED"))
     return status
+
+
+def _test_files(runner, names: Sequence[str]) -> list[str]:
+    """The files named, and in each folder named the files pytest would run there (those lit
+    runs inside a suite; elsewhere files of the suffixes with RUN or CHECK lines)."""
+    from ..filetests.config import EXCLUDED_DIRS
+    from ..filetests.discovery import SuiteConfigError
+    from ..filetests.format import is_test_file
+
+    files: list[str] = []
+    for name in names:
+        if not Path(name).is_dir():
+            files.append(name)
+            continue
+        found = []
+        for path in sorted(Path(name).rglob("*")):
+            parts = path.relative_to(name).parts
+            if not path.is_file() or any(p in EXCLUDED_DIRS or p.startswith(".") for p in parts):
+                continue
+            try:
+                in_lit = runner.discovery.collects(path.absolute())
+            except SuiteConfigError as error:
+                raise UsageError(Problem(error.message(Path.cwd()))) from None
+            suffixed = path.suffix in runner.config.suite.suffixes
+            if in_lit or (in_lit is None and suffixed and is_test_file(path)):
+                found.append(str(path))
+        if not found:
+            raise UsageError(
+                Problem(
+                    f"no RUN/CHECK files in {name}",
+                    hint=f"files with RUN or CHECK lines and a suffix lit runs "
+                    f"({', '.join(runner.config.suite.suffixes)} outside a lit suite)",
+                )
+            )
+        files += found
+    return files
 
 
 def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..atomic import write_atomic
 from ..tools import update_checks as gen
-from .verdict import FileVerdict, RunStep, steps_of
+from .verdict import CommandResult, FileVerdict, RunStep, steps_of
 
 FILECHECK = "-mpytest_mlirpipe.tools.filecheck"
 FILECHECK_NAMES = ("FileCheck", "filecheck")  # FileCheck programs, by path or on PATH
@@ -54,6 +54,7 @@ class UpdateReport:
     updated: tuple[int, ...] = ()
     refused: tuple[tuple[int, str], ...] = ()
     verdict: FileVerdict | None = None
+    nothing: str = ""  # why there was nothing to update (how the file fails)
 
     def lines(self) -> list[str]:
         out = []
@@ -62,10 +63,8 @@ class UpdateReport:
             out.append(f"{self.path}: updated the CHECK lines of RUN line(s) {runs}")
         out += [f"{self.path}:{n}: not updated: {why}" for n, why in self.refused]
         if not out:
-            out.append(
-                f"{self.path}: nothing to update: it fails, but not in a FileCheck that reads "
-                "an *-opt tool's output; see the failure with pytest or lit"
-            )
+            why = self.nothing or "it fails, but not in a FileCheck that reads an *-opt output"
+            out.append(f"{self.path}: nothing to update: {why}; see the failure with pytest or lit")
         return out
 
 
@@ -80,20 +79,47 @@ def update_file(runner, path: Path) -> UpdateReport:
         )
         if not ended.ok:
             return UpdateReport(str(path), refused=((0, f"the file's run {ended.detail}"),))
-        steps, calls = ended.value
+        steps, calls, said = ended.value
     else:
-        steps, calls = _record(runner, path)
+        steps, calls, said = _record(runner, path)
     targets, refused = _targets(steps, calls, str(path))
     text = path.read_text(encoding="utf-8")
     new_text, updated, more = rewrite(text, targets)
     refused += more
     if not updated or new_text == text:
-        return UpdateReport(str(path), (), tuple(sorted(refused)))
+        nothing = "" if refused else _nothing(steps, said)
+        return UpdateReport(str(path), (), tuple(sorted(refused)), nothing=nothing)
     write_atomic(path, new_text)
     return UpdateReport(str(path), tuple(updated), tuple(sorted(refused)), runner.run(path))
 
 
-def _record(runner, path: Path) -> tuple[tuple[RunStep, ...], list[Checked]]:
+def _nothing(steps: Sequence[RunStep], said: str) -> str:
+    """Why a failing file has no checks to update: no RUN line ran (lit's reason, as "Test has
+    no 'RUN:' line"), or its first failing command is not a FileCheck."""
+    if not steps:
+        return f"it runs no RUN line ({said or 'lit ran nothing'})"
+    found = next(
+        (
+            f"RUN line {step.line}: {_failed(result)}"
+            for step in steps
+            for result in step.results
+            if result.exit_code != 0 and filecheck_args(result.args) is None
+        ),
+        said,
+    )
+    why = "it fails, but not in a FileCheck that reads an *-opt tool's output"
+    return f"{why} ({found})" if found else why
+
+
+def _failed(result: CommandResult) -> str:
+    """`name` exited N: the first line of what it said."""
+    name = "mlirpipe-opt" if OPT in result.args[:2] else Path(result.args[0]).name
+    said = [ln.strip() for ln in result.stderr.splitlines() if ln.strip()]
+    first = next((ln for ln in said if "error" in ln), said[0] if said else "")
+    return f"`{name}` exited {result.exit_code}" + (f": {first}" if first else "")
+
+
+def _record(runner, path: Path) -> tuple[tuple[RunStep, ...], list[Checked], str]:
     """Run the file with lit's shell, every FileCheck recorded and told to pass (so the RUN
     lines after a failing one run too): the in-process one, and a FileCheck program named by
     path or on PATH (LLVM's, as lit.llvm's use_default_substitutions writes it)."""
@@ -126,8 +152,9 @@ def _record(runner, path: Path) -> tuple[tuple[RunStep, ...], list[Checked]]:
         warnings.simplefilter("ignore", ResourceWarning)
         trace = scope.enter_context(in_process_tools(filecheck=recording, programs=programs))
         scope.enter_context(prefix_cache())
-        _execute(test, runner.lit_config)
-    return steps_of(trace.results, trace.stdins), calls
+        result = _execute(test, runner.lit_config)
+    said = f"lit: {result.code.name}, {result.output.strip()}" if result.output.strip() else ""
+    return steps_of(trace.results, trace.stdins), calls, said
 
 
 def _run_program(program: str, argv: list[str], data: bytes) -> int:
@@ -172,8 +199,11 @@ def _targets(steps, calls: list[Checked], source: str) -> tuple[list[Target], li
             continue
         why = _unsuitable(step, len(checks), source)
         if why is None and len(mine) == len(checks):
-            targets.append(_target(step, mine[0]))
-            continue
+            broken = _broken_producer(step)
+            if broken is None or mine[0].status == 0:
+                targets.append(_target(step, mine[0]))
+                continue
+            why = f"{broken}; the checks are not regenerated from a failed run"
         why = why or "its FileCheck ran as a process the update cannot follow; update it by hand"
         # Not updatable, but its prefixes must not be rewritten under it.
         prefixes = tuple(p for r in checks for p in _prefixes(filecheck_args(r.args) or ()))
@@ -182,6 +212,16 @@ def _targets(steps, calls: list[Checked], source: str) -> tuple[list[Target], li
         if any(c.status != 0 for c in mine) or any(r.exit_code != 0 for r in unrecorded):
             refused.append((step.line or 0, why))
     return targets, refused
+
+
+def _broken_producer(step: RunStep) -> str | None:
+    """How a command piped into the RUN line's FileCheck failed (None: none did)."""
+    for result in step.results:
+        if filecheck_args(result.args) is not None:
+            return None
+        if result.exit_code != 0:
+            return _failed(result)
+    return None
 
 
 def _target(step: RunStep, call: Checked) -> Target:

@@ -169,7 +169,7 @@ def test_a_file_that_fails_outside_filecheck_is_left_as_it_is(tmp_path: Path) ->
     assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == 1
     assert out.getvalue().splitlines() == [
         f"{path}: nothing to update: it fails, but not in a FileCheck that reads an *-opt "
-        "tool's output; see the failure with pytest or lit",
+        "tool's output (RUN line 1: `false` exited 1); see the failure with pytest or lit",
         f"{path}: FAIL",
     ]
     assert path.read_text() == text
@@ -181,10 +181,59 @@ def test_update_checks_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> Non
         ["update-checks", str(tmp_path / "no.mlir")], io.StringIO(), io.StringIO(), err
     )
     assert status == 2
-    assert (
-        f"error: no such file: {tmp_path / 'no.mlir'}\n  hint: give RUN/CHECK files"
-        in err.getvalue()
+    assert err.getvalue() == (
+        f"mlirpipe update-checks: error: no such file or folder: {tmp_path / 'no.mlir'}\n"
+        "  hint: give RUN/CHECK files, or folders of them\n"
     )
+
+
+def test_a_folder_updates_the_files_pytest_would_run_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub" / "Output").mkdir(parents=True)
+    failing = f"// RUN: mlirpipe-opt %s {CANON} | filecheck %s\n{FOLDS}"
+    (tmp_path / "sub" / "fold.mlir").write_text(failing)
+    (tmp_path / "sub" / "Output" / "fold.mlir").write_text(failing)  # lit's, not a test
+    (tmp_path / "input.mlir").write_text("func.func @f() {\n  return\n}\n")  # no RUN line
+    (tmp_path / "norun.mlir").write_text("// CHECK: f\nfunc.func @f() {\n  return\n}\n")
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert mlirpipe(["update-checks", "."], io.StringIO(), out, io.StringIO()) == 1
+    assert out.getvalue().splitlines() == [
+        "norun.mlir: nothing to update: it runs no RUN line (lit: UNRESOLVED, Test has no "
+        "'RUN:' line); see the failure with pytest or lit",
+        "norun.mlir: UNRESOLVED",
+        "sub/fold.mlir: updated the CHECK lines of RUN line(s) 1",
+        "sub/fold.mlir: PASS after the update",
+    ]
+    assert (tmp_path / "sub" / "Output" / "fold.mlir").read_text() == failing
+    err = io.StringIO()
+    (tmp_path / "empty").mkdir()
+    assert mlirpipe(["update-checks", "empty"], io.StringIO(), io.StringIO(), err) == 2
+    assert err.getvalue() == (
+        "mlirpipe update-checks: error: no RUN/CHECK files in empty\n  hint: files with RUN "
+        "or CHECK lines and a suffix lit runs (.mlir outside a lit suite)\n"
+    )
+
+
+def test_a_run_line_whose_stage_fails_says_so_and_is_not_updated(tmp_path: Path) -> None:
+    path = tmp_path / "stage.mlir"
+    text = (
+        "// RUN: mlirpipe-opt %s --pipeline tosa | filecheck %s\n// CHECK: foo\n"
+        "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = tosa.custom %a "
+        '{domain_name = "d", operator_name = "op", implementation_attrs = ""} : '
+        "(tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n"
+    )
+    path.write_text(text)
+    out = io.StringIO()
+    assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == 1
+    assert out.getvalue().splitlines() == [
+        f"{path}:1: not updated: `mlirpipe-opt` exited 1: error: pipeline 'tosa', stage "
+        "'tosa-to-linalg' failed: pass 'tosa-to-linalg' failed; the checks are not "
+        "regenerated from a failed run",
+        f"{path}: FAIL",
+    ]
+    assert path.read_text() == text
 
 
 # As nearly every MLIR project's test/lit.cfg.py: lit.llvm substitutes FileCheck with the
