@@ -55,12 +55,18 @@ class UpdateReport:
     refused: tuple[tuple[int, str], ...] = ()
     verdict: FileVerdict | None = None
     nothing: str = ""  # why there was nothing to update (how the file fails)
+    dropped: tuple[tuple[int, str], ...] = ()  # (line, text) of the -NOT lines removed
 
     def lines(self) -> list[str]:
         out = []
         if self.updated:
             runs = ", ".join(str(n) for n in self.updated)
             out.append(f"{self.path}: updated the CHECK lines of RUN line(s) {runs}")
+        out += [
+            f"{self.path}:{n}: dropped `{text}`: the output cannot say what must be absent; "
+            "put it back where it belongs"
+            for n, text in self.dropped
+        ]
         out += [f"{self.path}:{n}: not updated: {why}" for n, why in self.refused]
         if not out:
             why = self.nothing or "it fails, but not in a FileCheck that reads an *-opt output"
@@ -90,7 +96,16 @@ def update_file(runner, path: Path) -> UpdateReport:
         nothing = "" if refused else _nothing(steps, said)
         return UpdateReport(str(path), (), tuple(sorted(refused)), nothing=nothing)
     write_atomic(path, new_text)
-    return UpdateReport(str(path), tuple(updated), tuple(sorted(refused)), runner.run(path))
+    dropped = tuple(_negatives(text, targets, updated))
+    verdict = runner.run(path)
+    return UpdateReport(str(path), tuple(updated), tuple(sorted(refused)), verdict, "", dropped)
+
+
+def _negatives(text: str, targets: Sequence[Target], updated: Sequence[int]) -> list:
+    """(line, text) of the -NOT lines of the updated RUN lines' prefixes in the old text."""
+    prefixes = sorted({p for t in targets if t.line in updated for p in t.prefixes})
+    negative = gen.negative_pattern(prefixes)
+    return [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if negative.match(ln)]
 
 
 def _nothing(steps: Sequence[RunStep], said: str) -> str:

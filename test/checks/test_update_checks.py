@@ -14,6 +14,7 @@ from pytest_mlirpipe.cli.main import run as mlirpipe
 from pytest_mlirpipe.filetests import update
 from pytest_mlirpipe.filetests.site import site_file_text
 from pytest_mlirpipe.filetests.verdict import CommandResult, RunStep
+from pytest_mlirpipe.tools import update_checks
 from pytest_mlirpipe.tools.update_checks import generate_checks
 
 SEED = """\
@@ -323,4 +324,78 @@ def test_a_filecheck_the_update_could_not_record_is_named_with_its_run_line() ->
     assert [(t.line, t.prefixes, t.updatable) for t in targets] == [(3, ("CHECK",), False)]
     assert refused == [
         (3, "its FileCheck ran as a process the update cannot follow; update it by hand")
+    ]
+
+
+INSIDE = f"""\
+// RUN: mlirpipe-opt %s {CANON} | filecheck %s
+func.func @f(%a: i32) -> i32 {{
+// CHECK-LABEL: func.func @f
+// CHECK: arith.muli
+// CHECK-NOT: arith.addi
+  %c0 = arith.constant 0 : i32
+  %r = arith.addi %a, %c0 : i32
+  return %r : i32
+}}
+func.func @g() {{
+  return
+}}
+// CHECK-NOT: arith.subi
+"""
+
+
+def test_blocks_go_above_their_functions_and_dropped_not_lines_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "inside.mlir"
+    path.write_text(INSIDE)
+    out = io.StringIO()
+    assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == 0
+    assert out.getvalue().splitlines() == [
+        f"{path}: updated the CHECK lines of RUN line(s) 1",
+        f"{path}:5: dropped `// CHECK-NOT: arith.addi`: the output cannot say what must be "
+        "absent; put it back where it belongs",
+        f"{path}:13: dropped `// CHECK-NOT: arith.subi`: the output cannot say what must be "
+        "absent; put it back where it belongs",
+        f"{path}: PASS after the update",
+    ]
+    assert path.read_text() == (
+        f"// RUN: mlirpipe-opt %s {CANON} | filecheck %s\n"
+        "// CHECK-LABEL: func.func @f(\n"
+        "// CHECK-SAME:               %[[ARG0:[^:]*]]: i32) -> i32 {\n"
+        "// CHECK:           return %[[ARG0]] : i32\n"
+        "// CHECK:         }\n"
+        "func.func @f(%a: i32) -> i32 {\n"
+        "  %c0 = arith.constant 0 : i32\n"
+        "  %r = arith.addi %a, %c0 : i32\n"
+        "  return %r : i32\n"
+        "}\n"
+        "\n"
+        "// CHECK-LABEL: func.func @g() {\n"
+        "// CHECK:           return\n"
+        "// CHECK:         }\n"
+        "func.func @g() {\n"
+        "  return\n"
+        "}\n"
+    )
+
+
+def test_a_block_of_an_op_the_pipeline_made_follows_the_block_before_it() -> None:
+    lines = [
+        "// RUN: x\n",
+        "module {\n",
+        '  func.func @f() attributes {s = "{"} {\n',
+        "    func.call @g() : () -> ()  // calls @g {\n",
+        "  }\n",
+        "}\n",
+    ]
+    blocks = [["// P: #[[$ATTR_0:.+]] = a"], ["// P-LABEL: func.func @f("], ["// P-LABEL: @made"]]
+    old = update_checks.directive_pattern(["P"])
+    assert update_checks.replace_checks(lines, (0, len(lines)), old, blocks) == [
+        "// RUN: x\n",
+        "module {\n",
+        "// P: #[[$ATTR_0:.+]] = a\n",
+        "\n",
+        "// P-LABEL: func.func @f(\n",
+        "\n",
+        "// P-LABEL: @made\n",
+        *lines[2:],
     ]
