@@ -21,7 +21,15 @@ from ..lowering.op_query import (
     outermost,
     symbol_of,
 )
-from .common import ArgumentParser, console_main, read_input, run_tool, split_input
+from .common import (
+    ArgumentParser,
+    add_version_option,
+    console_main,
+    read_input,
+    run_tool,
+    split_input,
+    torch_mlir_version,
+)
 
 GRAMMAR = (
     "no-dialect D[,D...] | only-dialects D[,D...] | no-op OP[@SYM] | exactly N OP[@SYM] | "
@@ -330,16 +338,26 @@ class IRChecker:
 def assert_ir(ir_or_module, source_name: str = "<ir>") -> IRChecker:
     """Structural assertions on MLIR: text, an ir.Module or operation, or a stage snapshot
     (`StageRun.snapshots[i]`, named in failures by its stage)."""
-    from ..mlir_env import new_context, parse_module
+    from ..mlir_env import ir, new_context, parse_module
 
     where, keep = f"in {source_name}", None
     if hasattr(ir_or_module, "stage") and hasattr(ir_or_module, "ir"):  # a Snapshot
         where = f"after stage '{ir_or_module.stage}'"
+        if ir_or_module.ir is None:
+            raise TypeError(
+                f"assert_ir: the snapshot of stage '{ir_or_module.stage}' holds no IR: run the "
+                "stages with run_stages(..., capture=True), or check run.module"
+            )
         ir_or_module = ir_or_module.ir
     if isinstance(ir_or_module, str):
         keep = new_context()
         ir_or_module = parse_module(ir_or_module, source_name, keep)
     root = getattr(ir_or_module, "operation", ir_or_module)
+    if not isinstance(root, ir.Operation | ir.OpView):
+        raise TypeError(
+            "assert_ir takes MLIR text (str), an ir.Module or operation, or a stage snapshot "
+            f"(StageRun.snapshots[i]), not {type(ir_or_module).__name__}: {ir_or_module!r:.60}"
+        )
     return IRChecker(root, source_name, where, keep)
 
 
@@ -478,6 +496,7 @@ def build_parser() -> ArgumentParser:
         epilog=f"Assertions: {GRAMMAR}. Exit status: 0 all hold, 1 one does not or the "
         "input does not parse, 2 bad arguments.",
     )
+    add_version_option(p, torch_mlir_version())
     p.add_argument("assertions", nargs="+", metavar="ASSERTION", help="an assertion to check")
     p.add_argument(
         "-i", "--input", default="-", metavar="FILE", help="MLIR to read ('-': stdin, default)"

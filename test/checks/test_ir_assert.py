@@ -212,3 +212,25 @@ def test_names_that_are_not_registered_are_rejected_by_the_tool_and_the_api() ->
     assert_ir(foreign).exactly(1, "foo.bar").no_op("foo.baz")  # its ops: not known either
     with pytest.raises(IRAssertionError, match="1 op of dialect foo"):
         assert_ir(foreign).no_dialect("foo")
+
+
+def test_assert_ir_names_what_it_takes_and_mlirpipe_assert_its_version() -> None:
+    from importlib.metadata import version
+
+    from pytest_mlirpipe.lowering.catalog import catalog_for
+    from pytest_mlirpipe.lowering.stages import run_stages
+
+    with pytest.raises(TypeError) as err:
+        assert_ir(42)
+    assert str(err.value) == (
+        "assert_ir takes MLIR text (str), an ir.Module or operation, or a stage snapshot "
+        "(StageRun.snapshots[i]), not int: 42"
+    )
+    run = run_stages(MATMUL, catalog_for(()).get("tosa"), source_name="mm.mlir", capture=False)
+    with pytest.raises(TypeError, match="holds no IR: run the stages with run_stages"):
+        assert_ir(run.snapshots[0])
+    out = io.StringIO()
+    assert ir_assert.run(["--version"], io.StringIO(), out, io.StringIO()) == 0
+    assert out.getvalue() == (
+        f"mlirpipe-assert {version('pytest-mlirpipe')}, torch-mlir {version('torch-mlir')}\n"
+    )
