@@ -19,6 +19,7 @@ from .verdict import CommandResult, FileVerdict, RunStep, steps_of
 FILECHECK = "-mpytest_mlirpipe.tools.filecheck"
 FILECHECK_NAMES = ("FileCheck", "filecheck")  # FileCheck programs, by path or on PATH
 OPT = "-mpytest_mlirpipe.tools.opt"
+_NOT_FILECHECK = "it fails, but not in a FileCheck that reads an *-opt tool's output"
 # FileCheck options the generated checks cannot honour.
 _UNSUITED = ("--match-full-lines", "-match-full-lines", "--strict-whitespace", "-strict-whitespace")
 
@@ -69,7 +70,7 @@ class UpdateReport:
         ]
         out += [f"{self.path}:{n}: not updated: {why}" for n, why in self.refused]
         if not out:
-            why = self.nothing or "it fails, but not in a FileCheck that reads an *-opt output"
+            why = self.nothing or _NOT_FILECHECK
             out.append(f"{self.path}: nothing to update: {why}; see the failure with pytest or lit")
         return out
 
@@ -122,8 +123,7 @@ def _nothing(steps: Sequence[RunStep], said: str) -> str:
         ),
         said,
     )
-    why = "it fails, but not in a FileCheck that reads an *-opt tool's output"
-    return f"{why} ({found})" if found else why
+    return f"{_NOT_FILECHECK} ({found})" if found else _NOT_FILECHECK
 
 
 def _failed(result: CommandResult) -> str:
@@ -168,7 +168,8 @@ def _record(runner, path: Path) -> tuple[tuple[RunStep, ...], list[Checked], str
         trace = scope.enter_context(in_process_tools(filecheck=recording, programs=programs))
         scope.enter_context(prefix_cache())
         result = _execute(test, runner.lit_config)
-    said = f"lit: {result.code.name}, {result.output.strip()}" if result.output.strip() else ""
+    first = result.output.strip().splitlines()[0] if result.output.strip() else ""
+    said = f"lit: {result.code.name}, {first}" if first else ""
     return steps_of(trace.results, trace.stdins), calls, said
 
 
