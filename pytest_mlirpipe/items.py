@@ -184,10 +184,8 @@ def _report_line(report) -> str:
         return ""
     if report.path:
         return f"\nstage report: {report.path}"
-    return (
-        f"\nstage report: not written: {report.why_not}\n"
-        "  hint: make one by hand: mlirpipe stages FILE --pipeline P --html OUT"
-    )
+    hint = f"\n  hint: make one by hand: {report.hint}" if report.hint else ""
+    return f"\nstage report: not written: {report.why_not}{hint}"
 
 
 def _reason(output: str) -> str:

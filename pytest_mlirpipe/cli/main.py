@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
@@ -298,38 +299,83 @@ def _add_update_checks(sub) -> None:
         "its prefix from that output (in the style of MLIR's generate-test-checks.py), leave "
         "every other line as it is, and run the file again. Exit 1 when a file still fails.",
     )
-    uc.add_argument("files", nargs="+", metavar="FILE", help="RUN/CHECK files to update")
+    uc.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="RUN/CHECK files to update, or folders: the files pytest would run in them",
+    )
     uc.set_defaults(body=_update_checks)
 
 
 def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     import tempfile
     from dataclasses import replace
-    from pathlib import Path
 
-    from ..errors import Problem, UsageError
     from ..filetests.runner import FileTestRunner
     from ..filetests.update import update_file
 
-    missing = [f for f in args.files if not Path(f).is_file()]
+    missing = [f for f in args.files if not Path(f).exists()]
     if missing:
-        raise UsageError(Problem(f"no such file: {missing[0]}", hint="give RUN/CHECK files"))
+        raise UsageError(
+            Problem(
+                f"no such file or folder: {missing[0]}",
+                hint="give RUN/CHECK files, or folders of them",
+            )
+        )
     status = 0
     # `%t` files of a file outside any lit suite go to a folder removed afterwards.
     with tempfile.TemporaryDirectory(prefix="mlirpipe-update-") as scratch:
         runner = FileTestRunner(scratch)
-        for name in args.files:
+        for name in _test_files(runner, args.files):
             path = Path(name).absolute()  # lit's %s is absolute; so must the file's own path be
-            if not runner.run(path).is_failure:
+            before = runner.run(path)
+            if not before.is_failure:
                 stdout.write(f"{name}: passes; not changed\n")
                 continue
             report = replace(update_file(runner, path), path=name)  # named as the user did
             for line in report.lines():
                 stdout.write(line + "\n")
-            after = report.verdict.code if report.verdict else "FAIL"
+            after = (report.verdict or before).code
             stdout.write(f"{name}: {after}" + (" after the update\n" if report.updated else "\n"))
             status = status or int(after not in ("PASS", "XFAIL", "UNSUPPORTED"))
     return status
+
+
+def _test_files(runner, names: Sequence[str]) -> list[str]:
+    """The files named, and in each folder named the files pytest would run there (those lit
+    runs inside a suite; elsewhere files of the suffixes with RUN or CHECK lines)."""
+    from ..filetests.config import EXCLUDED_DIRS
+    from ..filetests.discovery import SuiteConfigError
+    from ..filetests.format import is_test_file
+
+    files: list[str] = []
+    for name in names:
+        if not Path(name).is_dir():
+            files.append(name)
+            continue
+        found = []
+        for path in sorted(Path(name).rglob("*")):
+            parts = path.relative_to(name).parts
+            if not path.is_file() or any(p in EXCLUDED_DIRS or p.startswith(".") for p in parts):
+                continue
+            try:
+                in_lit = runner.discovery.collects(path.absolute())
+            except SuiteConfigError as error:
+                raise UsageError(Problem(error.message(Path.cwd()))) from None
+            suffixed = path.suffix in runner.config.suite.suffixes
+            if in_lit or (in_lit is None and suffixed and is_test_file(path)):
+                found.append(str(path))
+        if not found:
+            raise UsageError(
+                Problem(
+                    f"no RUN/CHECK files in {name}",
+                    hint=f"files with RUN or CHECK lines and a suffix lit runs "
+                    f"({', '.join(runner.config.suite.suffixes)} outside a lit suite)",
+                )
+            )
+        files += found
+    return files
 
 
 def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -405,6 +451,7 @@ def _stages_html(
     from ..lowering.report_html import write_html
     from ..lowering.stage_report import report_stages
 
+    _check_html_target(args.html, name)
     report = report_stages(
         text,
         pipeline,
@@ -414,24 +461,34 @@ def _stages_html(
         pass_options=blas_pass_options(),
     )
     try:
-        out = write_html(report, args.html)
-    except OSError as exc:
-        what = (
-            exc.strerror if exc.filename in (None, args.html) else f"{exc.strerror}: {exc.filename}"
-        )
-        raise UsageError(
-            Problem(
-                f"--html: cannot write the report: {what}",
-                Location(args.html),
-                "give a path in a folder you can write to",
-            )
-        ) from None
+        out = write_html(report, args.html, make_parents=False)
+    except OSError as exc:  # never name the temporary file the page is written to first
+        folder = Path(args.html).absolute().parent
+        raise _html_error(args.html, f"{exc.strerror} (in {folder})") from None
     stages = len(report.views) - 1
     stdout.write(f"wrote {out} ({stages} stage(s) of pipeline '{pipeline.name}')\n")
     if report.failure:
         stderr.write(report.failure + "\n")
         return 1
     return 0
+
+
+def _check_html_target(out: str, source: str) -> None:
+    """--html OUT names a file in a folder that exists (as mlirpipe-opt -o): checked before
+    the pipeline runs."""
+    target = Path(out)
+    if target.is_dir():
+        stem = Path(source).name if source != "<stdin>" else "stdin.mlir"
+        raise _html_error(out, "it is a folder", f"name the page: --html {target / stem}.html")
+    folder = target.absolute().parent
+    if not folder.exists():
+        raise _html_error(out, f"no folder {folder}", "make the folder first, or name one that is")
+    if not folder.is_dir():
+        raise _html_error(out, f"{folder} is not a folder")
+
+
+def _html_error(out: str, why: str, hint: str = "give a path in a folder you can write to"):
+    return UsageError(Problem(f"--html: cannot write the report: {why}", Location(out), hint))
 
 
 def _printed(text: str, name: str) -> str:

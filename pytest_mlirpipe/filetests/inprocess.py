@@ -77,8 +77,14 @@ class _Planned:
     plain_not: bool
 
 
-def _plan(pipeline, shenv, tools: dict[str, Tool]) -> list[_Planned] | None:
-    """The pipeline's commands as in-process tool calls, or None if any must be a process."""
+# A RUN command's program (its first word: a path or a name) -> the tool that runs it
+# in-process, or None.
+Programs = Callable[[str], Tool | None]
+
+
+def _plan(pipeline, shenv, tools: dict[str, Tool], programs: Programs | None = None):
+    """The pipeline's commands as in-process tool calls (list[_Planned]), or None if any
+    must be a process."""
     if shenv.ulimit:
         return None
     planned = []
@@ -92,24 +98,34 @@ def _plan(pipeline, shenv, tools: dict[str, Tool]) -> list[_Planned] | None:
         negations = []
         while args and args[0] in ("not", "!"):
             negations.append(args.pop(0))
-        if len(args) < 2 or args[0] != sys.executable or args[1] not in tools:
-            return None
         if not all(isinstance(a, str) for a in args):
             return None  # a glob: lit expands it
+        found = _tool_of(args, tools, programs)
+        if found is None:
+            return None
         plain_not = negations == ["not"]
-        planned.append(_Planned(command, tools[args[1]], args[2:], len(negations), plain_not))
+        planned.append(_Planned(command, *found, len(negations), plain_not))
     return planned
+
+
+def _tool_of(args: list[str], tools: dict[str, Tool], programs: Programs | None):
+    """(tool, its argv) for a command `PYTHON -mMODULE ARGS` of a known tool, or for a
+    program `programs` knows; None for any other command."""
+    if len(args) >= 2 and args[0] == sys.executable and args[1] in tools:
+        return tools[args[1]], args[2:]
+    tool = programs(args[0]) if programs is not None and args else None
+    return (tool, args[1:]) if tool is not None else None
 
 
 _PIPED = object()  # stdin comes from the previous command (or is empty for the first)
 
 
-def _split(pipeline, shenv, tools: dict[str, Tool]) -> tuple[int, list[_Planned]] | None:
+def _split(pipeline, shenv, tools: dict[str, Tool], programs: Programs | None = None):
     """(k, plan) when the pipeline's commands from the k-th on (k > 0) are known tools and
     the ones before are not; None otherwise."""
     for k in range(1, len(pipeline.commands)):
         tail = ShCommands.Pipeline(pipeline.commands[k:], False, pipeline.pipe_err)
-        planned = _plan(tail, shenv, tools)
+        planned = _plan(tail, shenv, tools, programs)
         if planned is not None:
             return k, planned
     return None
@@ -300,10 +316,13 @@ class ShellTrace:
 
 
 @contextlib.contextmanager
-def in_process_tools(crash_repro=None, filecheck: Tool | None = None) -> Iterator[ShellTrace]:
+def in_process_tools(
+    crash_repro=None, filecheck: Tool | None = None, programs: Programs | None = None
+) -> Iterator[ShellTrace]:
     """Within this scope, lit's internal shell runs known tools in-process (`crash_repro`, a
     tools.opt.CrashRepro, goes to `mlirpipe-opt`; `filecheck`, when given, replaces
-    FileCheck: the CHECK-line update records what each FileCheck saw)."""
+    FileCheck: the CHECK-line update records what each FileCheck saw; `programs` names
+    other programs to run in-process, e.g. an LLVM FileCheck binary, by the update too)."""
     original_pipeline = TestRunner._executeShCmd
     original_top = TestRunner.executeShCmd
     trace = ShellTrace()
@@ -314,11 +333,11 @@ def in_process_tools(crash_repro=None, filecheck: Tool | None = None) -> Iterato
         if isinstance(cmd, ShUtil.Pipeline) and _is_echo(cmd):
             progress.echoed(cmd.commands[0].args[1:])
         if isinstance(cmd, ShUtil.Pipeline) and not timeout_helper.timeoutReached():
-            planned = _plan(cmd, shenv, tools)
+            planned = _plan(cmd, shenv, tools, programs)
             if planned is not None:
                 trace.in_process += 1
                 return _run_pipeline(cmd, planned, shenv, results, timeout_helper, trace)
-            split = _split(cmd, shenv, tools)
+            split = _split(cmd, shenv, tools, programs)
             if split is not None:
                 trace.in_process += 1
                 trace.subprocesses += 1

@@ -33,14 +33,29 @@ class StageCommand:
     start_after: str | None
     stop_after: str | None
     split_input_file: bool
+    producer: str = ""  # what pipes the input in, when the input is '-'
 
 
 @dataclass(frozen=True, slots=True)
 class ReportOutcome:
-    """Where the report went, or why there is none (plain data: it may come from a child)."""
+    """Where the report went, or why there is none and the command that writes it by hand
+    (plain data: it may come from a child)."""
 
     path: str = ""
     why_not: str = ""
+    hint: str = ""
+
+
+def by_hand(command: StageCommand, target: Path) -> str:
+    """The `mlirpipe stages ... --html` command that writes the RUN line's page (its input
+    piped in as the RUN line pipes it)."""
+    words = ["mlirpipe", "stages", command.input, "--pipeline", command.pipeline]
+    for folder in command.pipelines_dir:
+        words += ["--pipelines-dir", folder]
+    if command.start_after:
+        words += ["--start-after", command.start_after]
+    text = shlex.join([*words, "--html", str(target)])
+    return f"{command.producer} | {text}" if command.input == "-" and command.producer else text
 
 
 def stage_command(verdict: FileVerdict) -> StageCommand | None:
@@ -57,16 +72,28 @@ def stage_command(verdict: FileVerdict) -> StageCommand | None:
         if os.path.basename(word) == _TOOL:
             args = _parse_opt(_segment(words, i + 1))
             if args is not None and args.pipeline:
+                source = args.input if args.input != "-" else _redirected_input(words, i + 1)
                 return StageCommand(
                     step.line or 0,
-                    args.input if args.input != "-" else _redirected_input(words, i + 1),
+                    source,
                     args.pipeline,
                     tuple(args.pipelines_dir),
                     args.start_after,
                     args.stop_after,
                     args.split_input_file,
+                    _producer(words, i) if source == "-" else "",
                 )
     return None
+
+
+def _producer(words: list[str], tool: int) -> str:
+    """The commands piped into the tool at `words[tool]` ('' when it is not piped into)."""
+    if tool == 0 or words[tool - 1] != "|":
+        return ""
+    start = tool - 1
+    while start > 0 and words[start - 1] not in _SHELL_OPERATORS - {"|"}:
+        start -= 1
+    return " ".join(w if w == "|" else shlex.quote(w) for w in words[start : tool - 1])
 
 
 def _segment(words: list[str], start: int) -> list[str]:
@@ -115,7 +142,10 @@ def write_stage_report(
     from ..tools.opt import split_input
 
     if command.input == "-":
-        return ReportOutcome(why_not=f"RUN line {command.line} reads its input from a pipe")
+        return ReportOutcome(
+            why_not=f"RUN line {command.line} reads its input from a pipe",
+            hint=by_hand(command, target),
+        )
     stop = f"after stage '{command.stop_after}'" if command.stop_after else "after the pipeline"
     note = f"RUN line {command.line} checks the IR {stop}."
     try:
@@ -136,7 +166,7 @@ def write_stage_report(
         write_html(report, target)
     except (MlirpipeError, OSError, UnicodeDecodeError) as exc:
         reason = exc.format() if isinstance(exc, MlirpipeError) else str(exc)
-        return ReportOutcome(why_not=reason.strip().splitlines()[0])
+        return ReportOutcome(why_not=reason.strip().splitlines()[0], hint=by_hand(command, target))
     return ReportOutcome(path=str(target))
 
 
@@ -181,4 +211,7 @@ def report_failed_file(runner, path: Path, verdict: FileVerdict) -> ReportOutcom
     if ended.ok:
         return ended.value
     detail = ended.detail.strip().splitlines()[-1] if ended.detail.strip() else ended.kind
-    return ReportOutcome(why_not=f"lowering the file again for the report failed: {detail}")
+    return ReportOutcome(
+        why_not=f"lowering the file again for the report failed: {detail}",
+        hint=by_hand(command, target),
+    )

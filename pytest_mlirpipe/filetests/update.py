@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
+import subprocess
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,10 +14,12 @@ from pathlib import Path
 
 from ..atomic import write_atomic
 from ..tools import update_checks as gen
-from .verdict import FileVerdict, RunStep, steps_of
+from .verdict import CommandResult, FileVerdict, RunStep, steps_of
 
 FILECHECK = "-mpytest_mlirpipe.tools.filecheck"
+FILECHECK_NAMES = ("FileCheck", "filecheck")  # FileCheck programs, by path or on PATH
 OPT = "-mpytest_mlirpipe.tools.opt"
+_NOT_FILECHECK = "it fails, but not in a FileCheck that reads an *-opt tool's output"
 # FileCheck options the generated checks cannot honour.
 _UNSUITED = ("--match-full-lines", "-match-full-lines", "--strict-whitespace", "-strict-whitespace")
 
@@ -51,18 +55,23 @@ class UpdateReport:
     updated: tuple[int, ...] = ()
     refused: tuple[tuple[int, str], ...] = ()
     verdict: FileVerdict | None = None
+    nothing: str = ""  # why there was nothing to update (how the file fails)
+    dropped: tuple[tuple[int, str], ...] = ()  # (line, text) of the -NOT lines removed
 
     def lines(self) -> list[str]:
         out = []
         if self.updated:
             runs = ", ".join(str(n) for n in self.updated)
             out.append(f"{self.path}: updated the CHECK lines of RUN line(s) {runs}")
+        out += [
+            f"{self.path}:{n}: dropped `{text}`: the output cannot say what must be absent; "
+            "put it back where it belongs"
+            for n, text in self.dropped
+        ]
         out += [f"{self.path}:{n}: not updated: {why}" for n, why in self.refused]
         if not out:
-            out.append(
-                f"{self.path}: nothing to update: it fails, but not in a FileCheck that reads "
-                "an *-opt tool's output; see the failure with pytest or lit"
-            )
+            why = self.nothing or _NOT_FILECHECK
+            out.append(f"{self.path}: nothing to update: {why}; see the failure with pytest or lit")
         return out
 
 
@@ -77,45 +86,119 @@ def update_file(runner, path: Path) -> UpdateReport:
         )
         if not ended.ok:
             return UpdateReport(str(path), refused=((0, f"the file's run {ended.detail}"),))
-        steps, calls = ended.value
+        steps, calls, said = ended.value
     else:
-        steps, calls = _record(runner, path)
+        steps, calls, said = _record(runner, path)
     targets, refused = _targets(steps, calls, str(path))
     text = path.read_text(encoding="utf-8")
     new_text, updated, more = rewrite(text, targets)
     refused += more
     if not updated or new_text == text:
-        return UpdateReport(str(path), (), tuple(sorted(refused)))
+        nothing = "" if refused else _nothing(steps, said)
+        return UpdateReport(str(path), (), tuple(sorted(refused)), nothing=nothing)
     write_atomic(path, new_text)
-    return UpdateReport(str(path), tuple(updated), tuple(sorted(refused)), runner.run(path))
+    dropped = tuple(_negatives(text, targets, updated))
+    verdict = runner.run(path)
+    return UpdateReport(str(path), tuple(updated), tuple(sorted(refused)), verdict, "", dropped)
 
 
-def _record(runner, path: Path) -> tuple[tuple[RunStep, ...], list[Checked]]:
+def _negatives(text: str, targets: Sequence[Target], updated: Sequence[int]) -> list:
+    """(line, text) of the -NOT lines of the updated RUN lines' prefixes in the old text."""
+    prefixes = sorted({p for t in targets if t.line in updated for p in t.prefixes})
+    negative = gen.negative_pattern(prefixes)
+    return [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if negative.match(ln)]
+
+
+def _nothing(steps: Sequence[RunStep], said: str) -> str:
+    """Why a failing file has no checks to update: no RUN line ran (lit's reason, as "Test has
+    no 'RUN:' line"), or its first failing command is not a FileCheck."""
+    if not steps:
+        return f"it runs no RUN line ({said or 'lit ran nothing'})"
+    found = next(
+        (
+            f"RUN line {step.line}: {_failed(result)}"
+            for step in steps
+            for result in step.results
+            if result.exit_code != 0 and filecheck_args(result.args) is None
+        ),
+        said,
+    )
+    return f"{_NOT_FILECHECK} ({found})" if found else _NOT_FILECHECK
+
+
+def _failed(result: CommandResult) -> str:
+    """`name` exited N: the first line of what it said."""
+    name = "mlirpipe-opt" if OPT in result.args[:2] else Path(result.args[0]).name
+    said = [ln.strip() for ln in result.stderr.splitlines() if ln.strip()]
+    first = next((ln for ln in said if "error" in ln), said[0] if said else "")
+    return f"`{name}` exited {result.exit_code}" + (f": {first}" if first else "")
+
+
+def _record(runner, path: Path) -> tuple[tuple[RunStep, ...], list[Checked], str]:
     """Run the file with lit's shell, every FileCheck recorded and told to pass (so the RUN
-    lines after a failing one run too)."""
+    lines after a failing one run too): the in-process one, and a FileCheck program named by
+    path or on PATH (LLVM's, as lit.llvm's use_default_substitutions writes it)."""
     from ..lowering.prefix_cache import prefix_cache
     from .inprocess import in_process_tools
     from .runner import _execute
 
     calls: list[Checked] = []
 
-    def recording(argv, stdin, stdout, stderr) -> int:
+    def recording(argv, stdin, stdout, stderr, program: str | None = None) -> int:
         from ..tools import filecheck
 
         data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
-        copy = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
-        status = filecheck.run(list(argv), copy, io.StringIO(), io.StringIO())
+        if program is None:
+            copy = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+            status = filecheck.run(list(argv), copy, io.StringIO(), io.StringIO())
+        else:
+            status = _run_program(program, list(argv), data)
         calls.append(Checked(tuple(argv), data.decode("utf-8", "replace"), status))
         return 0
+
+    def programs(program: str):
+        if Path(program).name in FILECHECK_NAMES:
+            return functools.partial(recording, program=program)
+        return None
 
     test = runner.make_test(path)
     with contextlib.ExitStack() as scope:
         scope.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", ResourceWarning)
-        trace = scope.enter_context(in_process_tools(filecheck=recording))
+        trace = scope.enter_context(in_process_tools(filecheck=recording, programs=programs))
         scope.enter_context(prefix_cache())
-        _execute(test, runner.lit_config)
-    return steps_of(trace.results, trace.stdins), calls
+        result = _execute(test, runner.lit_config)
+    first = result.output.strip().splitlines()[0] if result.output.strip() else ""
+    said = f"lit: {result.code.name}, {first}" if first else ""
+    return steps_of(trace.results, trace.stdins), calls, said
+
+
+def _run_program(program: str, argv: list[str], data: bytes) -> int:
+    """A FileCheck program's exit status on `data` (in the RUN line's cwd and environment,
+    which the in-process shell has set); 127 when it cannot be started, as a shell says."""
+    try:
+        return subprocess.run([program, *argv], input=data, capture_output=True).returncode
+    except OSError:
+        return 127
+
+
+def filecheck_args(args: Sequence[str]) -> list[str] | None:
+    """The arguments of the FileCheck a command runs (after its `not`s): the in-process
+    `PYTHON -mpytest_mlirpipe.tools.filecheck ARGS`, or a program named FileCheck or
+    filecheck (LLVM's binary by path, the port's script); None for any other command."""
+    args = list(args)
+    while args and _negates(args[0]):
+        args.pop(0)
+    if FILECHECK in args[:2]:
+        return args[args.index(FILECHECK) + 1 :]
+    if args and Path(args[0]).name in FILECHECK_NAMES:
+        return args[1:]
+    return None
+
+
+def _negates(program: str) -> bool:
+    """`not` or `!`, also LLVM's `not` by path (lit.llvm substitutes `| not`)."""
+    return program == "!" or Path(program).name == "not"
 
 
 def _targets(steps, calls: list[Checked], source: str) -> tuple[list[Target], list]:
@@ -124,20 +207,37 @@ def _targets(steps, calls: list[Checked], source: str) -> tuple[list[Target], li
     pending = list(calls)
     targets, refused = [], []
     for step in steps:
-        ran = [r for r in step.results if FILECHECK in r.args[:4]]
+        checks = [r for r in step.results if filecheck_args(r.args) is not None]
+        # Run in-process (stdin known), so recorded; any other ran as a process of lit's.
+        ran = [r for r in checks if r.stdin is not None]
         mine = [pending.pop(0) for _ in ran if pending]
-        if not mine:
+        if not checks:
             continue
-        why = _unsuitable(step, mine, source)
-        if why is None:
-            targets.append(_target(step, mine[0]))
-            continue
+        why = _unsuitable(step, len(checks), source)
+        if why is None and len(mine) == len(checks):
+            broken = _broken_producer(step)
+            if broken is None or mine[0].status == 0:
+                targets.append(_target(step, mine[0]))
+                continue
+            why = f"{broken}; the checks are not regenerated from a failed run"
+        why = why or "its FileCheck ran as a process the update cannot follow; update it by hand"
         # Not updatable, but its prefixes must not be rewritten under it.
-        prefixes = tuple(p for c in mine for p in _prefixes(c.argv))
+        prefixes = tuple(p for r in checks for p in _prefixes(filecheck_args(r.args) or ()))
         targets.append(Target(step.line or 0, prefixes, False, "", False, updatable=False))
-        if any(c.status != 0 for c in mine):
+        unrecorded = [r for r in checks if r.stdin is None]
+        if any(c.status != 0 for c in mine) or any(r.exit_code != 0 for r in unrecorded):
             refused.append((step.line or 0, why))
     return targets, refused
+
+
+def _broken_producer(step: RunStep) -> str | None:
+    """How a command piped into the RUN line's FileCheck failed (None: none did)."""
+    for result in step.results:
+        if filecheck_args(result.args) is not None:
+            return None
+        if result.exit_code != 0:
+            return _failed(result)
+    return None
 
 
 def _target(step: RunStep, call: Checked) -> Target:
@@ -147,17 +247,18 @@ def _target(step: RunStep, call: Checked) -> Target:
     return Target(step.line or 0, prefixes, split, call.text, call.status != 0)
 
 
-def _unsuitable(step: RunStep, calls: Sequence[Checked], source: str) -> str | None:
-    """Why this RUN line's checks cannot be regenerated (None: they can)."""
-    if len(calls) > 1:
+def _unsuitable(step: RunStep, count: int, source: str) -> str | None:
+    """Why this RUN line's checks cannot be regenerated (None: they can); `count`: the
+    FileCheck commands it ran."""
+    if count > 1:
         return "it runs FileCheck more than once"
     pipeline = _pipeline_of(step.command)
-    if not pipeline or FILECHECK not in pipeline[-1].args[:4]:
+    args = filecheck_args(pipeline[-1].args) if pipeline else None
+    if args is None:
         return "its FileCheck is not the last command of a pipeline"
     check, producers = pipeline[-1], pipeline[:-1]
-    args = check.args[check.args.index(FILECHECK) + 1 :]
     files = [a for a in args if not a.startswith("-")]
-    if check.args[0] in ("not", "!"):
+    if _negates(check.args[0]):
         return "its FileCheck is negated (`not`): it expects the checks to fail"
     if not files or os.path.realpath(files[0]) != os.path.realpath(source):
         return f"its FileCheck checks another file ({files[0] if files else 'none'})"
@@ -182,7 +283,7 @@ def _unsuitable_producer(command) -> str | None:
     if any(r[0][0] in (">", ">>") for r in command.redirects):
         return "the output is redirected to a file, not piped to FileCheck"
     args = list(command.args)
-    if args and args[0] in ("not", "!"):
+    if args and _negates(args[0]):
         return "the producer is negated (`not`): its output is not IR to check"
     if OPT in args[:2] or (args and Path(args[0]).name.endswith("-opt")):
         return None

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 # OPNAME-GLOB [@SYMBOL-GLOB]: `linalg.*`, `func.call @cblas_sgemm`, `*.call @*sgemm`
 _PATTERN = re.compile(r"(?P<op>[A-Za-z_*?\[\]][\w.$*?\[\]!-]*)(?:\s+@(?P<sym>[\w.$*?\[\]!-]+))?")
@@ -34,6 +36,37 @@ class OpPattern:
             return True
         found = symbol_of(op)
         return found is not None and fnmatch.fnmatchcase(found, self.symbol)
+
+
+def is_glob(text: str) -> bool:
+    """Whether `text` holds glob characters (`*`, `?`, `[`)."""
+    return any(c in text for c in "*?[")
+
+
+def is_registered_dialect(context, name: str) -> bool:
+    """Whether the bindings' `context` knows a dialect of that name (loading it if need be)."""
+    try:
+        context.get_dialect_descriptor(name)
+    except ValueError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def generated_op_names() -> tuple[str, ...]:
+    """The op names of the bindings' generated op classes (`OPERATION_NAME = "linalg.matmul"`
+    in `dialects/_*_ops_gen.py`), read as text: candidates for a close match, not a registry
+    (the context is that: some registered dialects have no Python classes)."""
+    from ..mlir_env import ir
+
+    folder = Path(ir.__file__).parent / "dialects"
+    names: set[str] = set()
+    for path in folder.glob("_*_ops_gen.py"):
+        names.update(_OPERATION_NAME.findall(path.read_text(encoding="utf-8")))
+    return tuple(sorted(names))
+
+
+_OPERATION_NAME = re.compile(r'^\s*OPERATION_NAME = "([\w.$]+)"', re.MULTILINE)
 
 
 def symbol_of(op) -> str | None:

@@ -28,9 +28,10 @@ _WIDTH, _HEIGHT = 880, 320
 _LEFT, _RIGHT, _TOP, _BOTTOM = 56, 24, 16, 110
 
 
-def write_html(report: StageReport, path: str | Path) -> Path:
-    """Write the report's page to `path` (whole or not at all); its folder is made if needed."""
-    write_atomic(path, render_html(report), make_parents=True)
+def write_html(report: StageReport, path: str | Path, make_parents: bool = True) -> Path:
+    """Write the report's page to `path` (whole or not at all); its folder is made if needed
+    and `make_parents`."""
+    write_atomic(path, render_html(report), make_parents=make_parents)
     return Path(path)
 
 

@@ -136,6 +136,16 @@ def named_pipelines(pipeline_dirs, names: Sequence[str], flag: str = "--pipeline
     return [catalog.get(n) for n in names]
 
 
+def torch_mlir_version() -> str:
+    """', torch-mlir VERSION' of the installed bindings, or nothing."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f", torch-mlir {version('torch-mlir')}"
+    except PackageNotFoundError:
+        return ""
+
+
 def add_version_option(parser: argparse.ArgumentParser, extra: str = "") -> None:
     """--version: the installed pytest-mlirpipe's version (importlib.metadata), and `extra`."""
     from importlib.metadata import PackageNotFoundError, version

@@ -6,7 +6,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from ..errors import IRParseError, MlirpipeError, Problem, UsageError
 from ..lowering.op_query import (
@@ -14,11 +14,22 @@ from ..lowering.op_query import (
     all_ops,
     dialect_of,
     first_line,
+    generated_op_names,
+    is_glob,
+    is_registered_dialect,
     known_location,
     outermost,
     symbol_of,
 )
-from .common import ArgumentParser, console_main, read_input, run_tool, split_input
+from .common import (
+    ArgumentParser,
+    add_version_option,
+    console_main,
+    read_input,
+    run_tool,
+    split_input,
+    torch_mlir_version,
+)
 
 GRAMMAR = (
     "no-dialect D[,D...] | only-dialects D[,D...] | no-op OP[@SYM] | exactly N OP[@SYM] | "
@@ -34,6 +45,7 @@ _CMP: dict[str, Callable[[int, int], bool]] = {
     ">=": operator.ge,
 }
 _AFTER = re.compile(r"^(?P<rule>.*?)\s+after\s+(?P<stage>\S+)\s*$")
+_AFTER_WORD = re.compile(r"(?:^|\s)after(?:\s|$)")
 _DIALECT = re.compile(r"[A-Za-z_][\w$]*")
 _COUNT = re.compile(r"count\((?P<pattern>[^()]*)\)\s*(?P<cmp>==|!=|<=|>=|<|>)\s*(?P<n>\d+)")
 _EXACTLY = re.compile(r"(?P<n>\d+)\s+(?P<pattern>.+)")
@@ -123,6 +135,8 @@ def parse_assertion(text: str) -> Assertion:
     m = _AFTER.match(rule)
     if m:
         rule, stage = m["rule"].strip(), m["stage"]
+    if _AFTER_WORD.search(rule):
+        raise _malformed(text, "'after' takes one stage name, at the end: RULE after STAGE")
     keyword = re.match(r"count(?=\s*\()|[\w-]+", rule)
     reader = _READERS.get(keyword.group(0)) if keyword else None
     if reader is None:
@@ -132,6 +146,54 @@ def parse_assertion(text: str) -> Assertion:
         hint = did_you_mean(word, _READERS) or f"write {GRAMMAR}"
         raise UsageError(Problem(f"unknown assertion {text!r}", hint=hint))
     return Assertion(text.strip(), stage=stage, **reader(text, rule[keyword.end() :]))
+
+
+def check_names(assertion: Assertion, context, present: Callable[[], set[str]] = set) -> None:
+    """A UsageError for a dialect or op name (not a glob) of `assertion` that the bindings'
+    `context` does not register and that is not in the IR (`present()`: its op names): a
+    misspelt name would make `no-dialect` and `no-op` hold whatever the IR."""
+    for name in assertion.dialects:
+        if not _known_dialect(name, context, present):
+            _unknown(assertion, "dialect", name, _dialect_names(present))
+    pattern = assertion.pattern
+    if pattern is None:
+        return
+    dialect, dot, _ = pattern.op.partition(".")
+    if dot and not is_glob(dialect) and not _known_dialect(dialect, context, present):
+        _unknown(assertion, "dialect", dialect, _dialect_names(present))
+    if is_glob(pattern.op) or context.is_registered_operation(pattern.op):
+        return
+    if pattern.op in present():
+        return
+    # An op of a dialect the IR holds but the context does not register (a foreign tool's,
+    # parsed with unregistered dialects allowed): its op names are not known here.
+    if dot and not is_registered_dialect(context, dialect):
+        return
+    _unknown(assertion, "op", pattern.op, [*generated_op_names(), *present()])
+
+
+def _known_dialect(name: str, context, present: Callable[[], set[str]]) -> bool:
+    return is_registered_dialect(context, name) or name in {dialect_of_name(n) for n in present()}
+
+
+def dialect_of_name(op_name: str) -> str:
+    return op_name.split(".", 1)[0]
+
+
+def _dialect_names(present: Callable[[], set[str]]) -> set[str]:
+    return {dialect_of_name(n) for n in [*generated_op_names(), *present()]}
+
+
+def _unknown(assertion: Assertion, what: str, name: str, candidates) -> NoReturn:
+    from ..errors import did_you_mean
+
+    raise UsageError(
+        Problem(
+            f"assertion {assertion.text!r}: no {what} '{name}' is registered",
+            hint=did_you_mean(name, candidates)
+            or f"name a registered {what}" + (", or a glob: linalg.*" if what == "op" else ""),
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,11 +285,19 @@ class IRChecker:
         self._source_name = source_name
         self._where = where
         self._keep = keep  # the context the module lives in, kept alive with it
+        self._names: set[str] | None = None
+
+    def _present(self) -> set[str]:
+        """The op names in the module (walked once, when a name is not registered)."""
+        if self._names is None:
+            self._names = {op.name for op in all_ops(self._root)}
+        return self._names
 
     def holds(self, text: str) -> IRChecker:
         """An assertion in the RUN-line grammar (without `after STAGE`)."""
         __tracebackhide__ = True
         assertion = parse_assertion(text)
+        check_names(assertion, self._root.context, self._present)
         if assertion.stage is not None:
             raise UsageError(
                 Problem(
@@ -261,22 +331,33 @@ class IRChecker:
         found = OpPattern.parse(pattern)
         if found is None:
             raise _malformed(pattern, "not an op pattern (OP-GLOB [@SYMBOL-GLOB])")
+        check_names(Assertion(pattern, "count", pattern=found), self._root.context, self._present)
         return len(matching(self._root, found.matches))
 
 
 def assert_ir(ir_or_module, source_name: str = "<ir>") -> IRChecker:
     """Structural assertions on MLIR: text, an ir.Module or operation, or a stage snapshot
     (`StageRun.snapshots[i]`, named in failures by its stage)."""
-    from ..mlir_env import new_context, parse_module
+    from ..mlir_env import ir, new_context, parse_module
 
     where, keep = f"in {source_name}", None
     if hasattr(ir_or_module, "stage") and hasattr(ir_or_module, "ir"):  # a Snapshot
         where = f"after stage '{ir_or_module.stage}'"
+        if ir_or_module.ir is None:
+            raise TypeError(
+                f"assert_ir: the snapshot of stage '{ir_or_module.stage}' holds no IR: run the "
+                "stages with run_stages(..., capture=True), or check run.module"
+            )
         ir_or_module = ir_or_module.ir
     if isinstance(ir_or_module, str):
         keep = new_context()
         ir_or_module = parse_module(ir_or_module, source_name, keep)
     root = getattr(ir_or_module, "operation", ir_or_module)
+    if not isinstance(root, ir.Operation | ir.OpView):
+        raise TypeError(
+            "assert_ir takes MLIR text (str), an ir.Module or operation, or a stage snapshot "
+            f"(StageRun.snapshots[i]), not {type(ir_or_module).__name__}: {ir_or_module!r:.60}"
+        )
     return IRChecker(root, source_name, where, keep)
 
 
@@ -304,6 +385,13 @@ class StageAssertions:
         for a in assertions:
             if a.stage is not None:
                 _check_stage(a, pipeline, args)
+        # The names an external tool's dialects may hold are its own: not checked.
+        if assertions and getattr(pipeline, "tool", None) is None:
+            from ..mlir_env import new_context
+
+            context = new_context()
+            for a in assertions:
+                check_names(a, context)
         return cls(assertions, pipeline, args)
 
     def cache(self):
@@ -408,6 +496,7 @@ def build_parser() -> ArgumentParser:
         epilog=f"Assertions: {GRAMMAR}. Exit status: 0 all hold, 1 one does not or the "
         "input does not parse, 2 bad arguments.",
     )
+    add_version_option(p, torch_mlir_version())
     p.add_argument("assertions", nargs="+", metavar="ASSERTION", help="an assertion to check")
     p.add_argument(
         "-i", "--input", default="-", metavar="FILE", help="MLIR to read ('-': stdin, default)"
@@ -438,9 +527,11 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
                 "drop 'after STAGE'",
             )
         )
+    ctx = new_context()
+    for assertion in assertions:
+        check_names(assertion, ctx)
     text, name = read_input(args.input, stdin)
     chunks = split_input(text) if args.split_input_file else [text]
-    ctx = new_context()
     status = 0
     for i, chunk in enumerate(chunks):
         where = f"in {name}" + (f" (chunk {i + 1})" if args.split_input_file else "")

@@ -151,34 +151,110 @@ def chunk_ranges(lines: Sequence[str], split: bool) -> list[tuple[int, int]]:
     return list(zip(starts, ends, strict=True))
 
 
+def negative_pattern(prefixes: Sequence[str]) -> re.Pattern[str]:
+    """A line that is only a comment holding one of `prefixes`' -NOT directives."""
+    names = "|".join(re.escape(p) for p in prefixes)
+    return re.compile(rf"^[ \t]*//[ \t]*(?:{names})-NOT:")
+
+
 def replace_checks(
     lines: list[str], span: tuple[int, int], old: re.Pattern[str], new: list[list[str]]
 ) -> list[str]:
-    """The lines of one chunk (`span` of `lines`) with the lines `old` matches replaced by
-    the check blocks `new`: one block per run of old lines when their numbers agree, else
-    all where the first old line was, or above the chunk's IR when it had none."""
+    """The lines of one chunk (`span` of `lines`) without the lines `old` matches, and each
+    check block of `new` right above the top-level op it checks (found by its symbol, where
+    generate-test-checks.py puts it). A block whose op is not in the chunk (the pipeline made
+    it) follows the block before it; when no op is found, all blocks go where the first old
+    line was, or above the chunk's IR when it had none."""
     start, end = span
     chunk = lines[start:end]
-    runs: list[list[int]] = []
-    for i, line in enumerate(chunk):
-        if old.match(line):
-            if runs and runs[-1][-1] == i - 1:
-                runs[-1].append(i)
-            else:
-                runs.append([i])
-    keep = [i for i, line in enumerate(chunk) if not old.match(line)]
-    if len(runs) == len(new):
-        places = {run[0]: [*block] for run, block in zip(runs, new, strict=True)}
-    else:
+    kept = [ln for ln in chunk if not old.match(ln)]
+    places = _places(kept, new)
+    if not places:
+        first = next((i for i, ln in enumerate(chunk) if old.match(ln)), None)
         joined = [ln for j, block in enumerate(new) for ln in ([""] if j else []) + block]
-        first = runs[0][0] if runs else _ir_start(chunk)
-        places = {first: joined + ([""] if not runs and joined else [])}
+        if first is None:
+            places = {_ir_start(kept): joined + ([""] if joined else [])}
+        else:
+            places = {sum(1 for ln in chunk[:first] if not old.match(ln)): joined}
     out: list[str] = []
-    for i in range(len(chunk) + 1):
+    for i in range(len(kept) + 1):
         out.extend(ln + "\n" for ln in places.get(i, []))
-        if i in keep:
-            out.append(chunk[i])
+        if i < len(kept):
+            out.append(kept[i])
     return out
+
+
+def _places(kept: Sequence[str], blocks: list[list[str]]) -> dict[int, list[str]]:
+    """{index in `kept`: the check lines to put before it}: each block above its op, in the
+    order of the output (an op found before the previous one counts as not found)."""
+    tops = _top_level_symbols(kept)
+    places: dict[int, list[str]] = {}
+    waiting: list[str] = []  # blocks before the first op found (aliases, made-up ops)
+    last = -1
+    for block in blocks:
+        symbol = _label_symbol(block)
+        at = next((i for i, s in tops if s == symbol and i > last), None) if symbol else None
+        if at is None:
+            if last < 0:
+                waiting += [*([""] if waiting else []), *block]
+            else:
+                places[last] += ["", *block]
+            continue
+        gap = [""] if at > 0 and _ends_op(kept[at - 1]) else []
+        places[at] = [*gap, *waiting, *([""] if waiting else []), *block]
+        waiting, last = [], at
+    return places
+
+
+_DEFINES = re.compile(r'^\s*[A-Za-z_][\w.]*(?:\s+[A-Za-z_]\w*)*\s+@("[^"]*"|[\w$.-]+)')
+_LABEL_SYMBOL = re.compile(r'-LABEL:.*?@("[^"]*"|[\w$.-]+)')
+
+
+def _label_symbol(block: Sequence[str]) -> str | None:
+    """The symbol of the op a block's CHECK-LABEL line names (`@forward`), if any."""
+    m = _LABEL_SYMBOL.search(block[0]) if block else None
+    return m.group(1) if m else None
+
+
+def _top_level_symbols(lines: Sequence[str]) -> list[tuple[int, str]]:
+    """(index, symbol) of the lines that start a top-level op defining a symbol (`func.func
+    @f(`, `llvm.func private @g(`), in the chunk or in its one `module {`."""
+    found: list[tuple[int, str]] = []
+    depth, top = 0, {0}
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if not text or text.startswith("//"):
+            continue
+        if depth in top:
+            m = _DEFINES.match(line)
+            if m:
+                found.append((i, m.group(1)))
+            if depth == 0 and re.match(r"(?:builtin\.)?module\b", text):
+                top = {0, 1}
+        depth += _net_braces(line)
+    return found
+
+
+def _net_braces(line: str) -> int:
+    """`{` less `}` in a line of IR, outside strings and a trailing `//` comment."""
+    count, quoted, escaped = 0, False, False
+    for i, c in enumerate(line):
+        if quoted:
+            quoted = escaped or c != '"'
+            escaped = c == "\\" and not escaped
+        elif c == '"':
+            quoted = True
+        elif c == "/" and line[i + 1 : i + 2] == "/":
+            break
+        elif c in "{}":
+            count += 1 if c == "{" else -1
+    return count
+
+
+def _ends_op(line: str) -> bool:
+    """A line of IR that does not open a region (`}`, `#map = ...`): a blank line after it."""
+    text = line.strip()
+    return bool(text) and not text.startswith("//") and not text.endswith("{")
 
 
 def _ir_start(chunk: Sequence[str]) -> int:

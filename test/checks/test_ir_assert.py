@@ -36,6 +36,9 @@ func.func private @scipy_cblas_sgemm() -> i32
         ("exactly two func.call", "'exactly' takes a count and an op pattern"),
         ("no-dialect linalg,9x", "'9x' is not a dialect name"),
         ("no-op linalg.matmul @", "'linalg.matmul @' is not an op pattern"),
+        ("no-dialect linalg after", "'after' takes one stage name, at the end: RULE after"),
+        ("no-op linalg.matmul after", "'after' takes one stage name, at the end: RULE after"),
+        ("no-dialect linalg after a b", "'after' takes one stage name, at the end: RULE after"),
     ],
 )
 def test_malformed_assertions_say_what_is_wrong_and_the_grammar(text: str, message: str) -> None:
@@ -115,7 +118,7 @@ def test_many_offending_ops_are_cut_to_the_first_ten() -> None:
 
 def test_mlirpipe_assert_reports_bad_input_and_staged_assertions() -> None:
     out, err = io.StringIO(), io.StringIO()
-    status = ir_assert.run(["no-dialect x"], io.StringIO("func.func @f( {"), out, err)
+    status = ir_assert.run(["no-dialect scf"], io.StringIO("func.func @f( {"), out, err)
     assert status == 1 and re.match(r"<stdin>:1:\d+: error: ", err.getvalue())
     err = io.StringIO()
     status = ir_assert.run(["no-dialect x after bufferize"], io.StringIO(MATMUL), out, err)
@@ -159,6 +162,21 @@ AFTER = "no-dialect scf after bufferize"
             ["--pipeline", "refbackend", "-verify-diagnostics", "--assert", "no-dialect scf"],
             "--assert and -verify-diagnostics exclude each other",
         ),
+        (
+            ["--pipeline", "refbackend", "--assert", "no-dialect lnalg after bufferize"],
+            "assertion 'no-dialect lnalg after bufferize': no dialect 'lnalg' is registered\n"
+            "  hint: did you mean 'linalg'?",
+        ),
+        (
+            ["--pipeline", "refbackend", "--assert", "no-op linalg.matmull"],
+            "assertion 'no-op linalg.matmull': no op 'linalg.matmull' is registered\n"
+            "  hint: did you mean 'linalg.matmul' or",
+        ),
+        (
+            ["--pass-pipeline", "builtin.module(canonicalize)", "--assert", "exactly 0 lnalg.*"],
+            "assertion 'exactly 0 lnalg.*': no dialect 'lnalg' is registered\n"
+            "  hint: did you mean 'linalg'?",
+        ),
     ],
 )
 def test_mlirpipe_opt_rejects_assertions_it_cannot_check(argv: list[str], message: str) -> None:
@@ -167,3 +185,52 @@ def test_mlirpipe_opt_rejects_assertions_it_cannot_check(argv: list[str], messag
     err = io.StringIO()
     assert opt.run(["-", *argv], io.StringIO(MATMUL), io.StringIO(), err) == 2
     assert message in err.getvalue()
+
+
+def test_names_that_are_not_registered_are_rejected_by_the_tool_and_the_api() -> None:
+    err = io.StringIO()
+    status = ir_assert.run(["no-dialect linalg,qwerty"], io.StringIO(MATMUL), io.StringIO(), err)
+    assert status == 2
+    assert err.getvalue() == (
+        "mlirpipe-assert: error: assertion 'no-dialect linalg,qwerty': no dialect 'qwerty' is "
+        "registered\n  hint: name a registered dialect\n"
+    )
+    checked = assert_ir(MATMUL)
+    with pytest.raises(UsageError, match=r"no op 'func.cal' is registered\n  hint: did you mean"):
+        checked.no_op("func.cal @scipy_cblas_sgemm")
+    with pytest.raises(UsageError, match="no dialect 'tensr' is registered"):
+        checked.count("tensr.*")
+    assert checked.count("*.call") == 1  # a glob's dialect may be any
+    with pytest.raises(UsageError, match="no op 'matmul' is registered"):
+        checked.exactly(1, "matmul")
+    # A dialect the context does not register but the IR holds (a foreign tool's) is known.
+    from pytest_mlirpipe.mlir_env import ir, new_context
+
+    context = new_context()
+    context.allow_unregistered_dialects = True
+    foreign = ir.Module.parse('"foo.bar"() : () -> ()', context)
+    assert_ir(foreign).exactly(1, "foo.bar").no_op("foo.baz")  # its ops: not known either
+    with pytest.raises(IRAssertionError, match="1 op of dialect foo"):
+        assert_ir(foreign).no_dialect("foo")
+
+
+def test_assert_ir_names_what_it_takes_and_mlirpipe_assert_its_version() -> None:
+    from importlib.metadata import version
+
+    from pytest_mlirpipe.lowering.catalog import catalog_for
+    from pytest_mlirpipe.lowering.stages import run_stages
+
+    with pytest.raises(TypeError) as err:
+        assert_ir(42)
+    assert str(err.value) == (
+        "assert_ir takes MLIR text (str), an ir.Module or operation, or a stage snapshot "
+        "(StageRun.snapshots[i]), not int: 42"
+    )
+    run = run_stages(MATMUL, catalog_for(()).get("tosa"), source_name="mm.mlir", capture=False)
+    with pytest.raises(TypeError, match="holds no IR: run the stages with run_stages"):
+        assert_ir(run.snapshots[0])
+    out = io.StringIO()
+    assert ir_assert.run(["--version"], io.StringIO(), out, io.StringIO()) == 0
+    assert out.getvalue() == (
+        f"mlirpipe-assert {version('pytest-mlirpipe')}, torch-mlir {version('torch-mlir')}\n"
+    )

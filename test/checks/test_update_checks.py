@@ -4,11 +4,17 @@ regenerated (generate-test-checks.py style), every other line stays, a second ru
 from __future__ import annotations
 
 import io
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_mlirpipe.cli.main import run as mlirpipe
+from pytest_mlirpipe.filetests import update
+from pytest_mlirpipe.filetests.site import site_file_text
+from pytest_mlirpipe.filetests.verdict import CommandResult, RunStep
+from pytest_mlirpipe.tools import update_checks
 from pytest_mlirpipe.tools.update_checks import generate_checks
 
 SEED = """\
@@ -164,7 +170,7 @@ def test_a_file_that_fails_outside_filecheck_is_left_as_it_is(tmp_path: Path) ->
     assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == 1
     assert out.getvalue().splitlines() == [
         f"{path}: nothing to update: it fails, but not in a FileCheck that reads an *-opt "
-        "tool's output; see the failure with pytest or lit",
+        "tool's output (RUN line 1: `false` exited 1); see the failure with pytest or lit",
         f"{path}: FAIL",
     ]
     assert path.read_text() == text
@@ -176,7 +182,220 @@ def test_update_checks_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> Non
         ["update-checks", str(tmp_path / "no.mlir")], io.StringIO(), io.StringIO(), err
     )
     assert status == 2
-    assert (
-        f"error: no such file: {tmp_path / 'no.mlir'}\n  hint: give RUN/CHECK files"
-        in err.getvalue()
+    assert err.getvalue() == (
+        f"mlirpipe update-checks: error: no such file or folder: {tmp_path / 'no.mlir'}\n"
+        "  hint: give RUN/CHECK files, or folders of them\n"
     )
+
+
+def test_a_folder_updates_the_files_pytest_would_run_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub" / "Output").mkdir(parents=True)
+    failing = f"// RUN: mlirpipe-opt %s {CANON} | filecheck %s\n{FOLDS}"
+    (tmp_path / "sub" / "fold.mlir").write_text(failing)
+    (tmp_path / "sub" / "Output" / "fold.mlir").write_text(failing)  # lit's, not a test
+    (tmp_path / "input.mlir").write_text("func.func @f() {\n  return\n}\n")  # no RUN line
+    (tmp_path / "norun.mlir").write_text("// CHECK: f\nfunc.func @f() {\n  return\n}\n")
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert mlirpipe(["update-checks", "."], io.StringIO(), out, io.StringIO()) == 1
+    assert out.getvalue().splitlines() == [
+        "norun.mlir: nothing to update: it runs no RUN line (lit: UNRESOLVED, Test has no "
+        "'RUN:' line); see the failure with pytest or lit",
+        "norun.mlir: UNRESOLVED",
+        "sub/fold.mlir: updated the CHECK lines of RUN line(s) 1",
+        "sub/fold.mlir: PASS after the update",
+    ]
+    assert (tmp_path / "sub" / "Output" / "fold.mlir").read_text() == failing
+    err = io.StringIO()
+    (tmp_path / "empty").mkdir()
+    assert mlirpipe(["update-checks", "empty"], io.StringIO(), io.StringIO(), err) == 2
+    assert err.getvalue() == (
+        "mlirpipe update-checks: error: no RUN/CHECK files in empty\n  hint: files with RUN "
+        "or CHECK lines and a suffix lit runs (.mlir outside a lit suite)\n"
+    )
+
+
+def test_a_run_line_whose_stage_fails_says_so_and_is_not_updated(tmp_path: Path) -> None:
+    path = tmp_path / "stage.mlir"
+    text = (
+        "// RUN: mlirpipe-opt %s --pipeline tosa | filecheck %s\n// CHECK: foo\n"
+        "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = tosa.custom %a "
+        '{domain_name = "d", operator_name = "op", implementation_attrs = ""} : '
+        "(tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n"
+    )
+    path.write_text(text)
+    out = io.StringIO()
+    assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == 1
+    assert out.getvalue().splitlines() == [
+        f"{path}:1: not updated: `mlirpipe-opt` exited 1: error: pipeline 'tosa', stage "
+        "'tosa-to-linalg' failed: pass 'tosa-to-linalg' failed; the checks are not "
+        "regenerated from a failed run",
+        f"{path}: FAIL",
+    ]
+    assert path.read_text() == text
+
+
+# As nearly every MLIR project's test/lit.cfg.py: lit.llvm substitutes FileCheck with the
+# binary it finds in llvm_tools_dir (a path), which the update must record as well.
+LLVM_LIT_CFG = """\
+import os
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "FOO"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = {".mlir"}
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.path.dirname(__file__), "Output")
+llvm_config.use_default_substitutions()
+"""
+CANON = "--pass-pipeline='builtin.module(canonicalize)'"
+FOLDS = (
+    "// CHECK: arith.muli\nfunc.func @f(%a: i32) -> i32 {\n  %c0 = arith.constant 0 : i32\n"
+    "  %r = arith.addi %a, %c0 : i32\n  return %r : i32\n}\n"
+)
+
+
+def _llvm_tools(folder: Path) -> Path:
+    """Stand-ins for the LLVM tools lit.llvm looks for (FileCheck, not, count), FileCheck the
+    Python port behind a program of that name (what LLVM's binary is to lit: a path)."""
+    scripts = {
+        "FileCheck": f'exec {sys.executable} -m filecheck "$@"',
+        "not": '"$@" && exit 1\nexit 0',
+        "count": 'test "$(wc -l)" -eq "$1"',
+    }
+    folder.mkdir(parents=True)
+    for name, script in scripts.items():
+        (folder / name).write_text(f"#!/bin/sh\n{script}\n")
+        (folder / name).chmod(0o755)
+    return folder / "FileCheck"
+
+
+@pytest.mark.parametrize("suite_kind", ["lit.llvm substitutions", "FileCheck by path"])
+def test_checks_a_filecheck_program_reads_are_updated(
+    suite_kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = _llvm_tools(tmp_path / "llvm" / "bin")
+    test = tmp_path / "test"
+    test.mkdir()
+    path = test / "fold.mlir"
+    if suite_kind == "lit.llvm substitutions":
+        (tmp_path / "pyproject.toml").write_text(
+            '[tool.pytest.ini_options]\nmlirpipe_lit_site = ["llvm_tools_dir = llvm/bin"]\n'
+        )
+        (test / "lit.cfg.py").write_text(LLVM_LIT_CFG)
+        (test / "lit.site.cfg.py").write_text(site_file_text("lit.cfg.py", "pyproject.toml", True))
+        # `| not` becomes LLVM's `not` by path: still seen as a negated FileCheck.
+        run_line = (
+            f"// RUN: mlirpipe-opt %s {CANON} | FileCheck %s\n"
+            f"// RUN: mlirpipe-opt %s {CANON} | not FileCheck %s --check-prefix=NEG\n// NEG: @f\n"
+        )
+        said = [
+            f"{path}: updated the CHECK lines of RUN line(s) 1",
+            f"{path}:2: not updated: its FileCheck is negated (`not`): it expects the checks "
+            "to fail",
+            f"{path}: FAIL after the update",
+        ]
+    else:
+        run_line = f"// RUN: mlirpipe-opt %s {CANON} | {program} %s\n"
+        said = [
+            f"{path}: updated the CHECK lines of RUN line(s) 1",
+            f"{path}: PASS after the update",
+        ]
+    path.write_text(run_line + FOLDS)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    out = io.StringIO()
+    status = mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO())
+    assert (status, out.getvalue().splitlines()) == (len(said) - 2, said)
+    assert path.read_text().startswith(
+        f"{run_line}// CHECK-LABEL: func.func @f(\n"
+        "// CHECK-SAME:               %[[ARG0:[^:]*]]: i32) -> i32 {\n"
+        "// CHECK:           return %[[ARG0]] : i32\n"
+    )
+
+
+def test_a_filecheck_the_update_could_not_record_is_named_with_its_run_line() -> None:
+    # A FileCheck lit ran as a process (under `ulimit`, say): what it read is unknown.
+    check = CommandResult(("/llvm/bin/FileCheck", "/t/a.mlir"), 1, "", "error", stdin=None)
+    step = RunStep(3, "foo-opt /t/a.mlir | /llvm/bin/FileCheck /t/a.mlir", (check,))
+    targets, refused = update._targets([step], [], "/t/a.mlir")
+    assert [(t.line, t.prefixes, t.updatable) for t in targets] == [(3, ("CHECK",), False)]
+    assert refused == [
+        (3, "its FileCheck ran as a process the update cannot follow; update it by hand")
+    ]
+
+
+INSIDE = f"""\
+// RUN: mlirpipe-opt %s {CANON} | filecheck %s
+func.func @f(%a: i32) -> i32 {{
+// CHECK-LABEL: func.func @f
+// CHECK: arith.muli
+// CHECK-NOT: arith.addi
+  %c0 = arith.constant 0 : i32
+  %r = arith.addi %a, %c0 : i32
+  return %r : i32
+}}
+func.func @g() {{
+  return
+}}
+// CHECK-NOT: arith.subi
+"""
+
+
+def test_blocks_go_above_their_functions_and_dropped_not_lines_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "inside.mlir"
+    path.write_text(INSIDE)
+    out = io.StringIO()
+    assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == 0
+    assert out.getvalue().splitlines() == [
+        f"{path}: updated the CHECK lines of RUN line(s) 1",
+        f"{path}:5: dropped `// CHECK-NOT: arith.addi`: the output cannot say what must be "
+        "absent; put it back where it belongs",
+        f"{path}:13: dropped `// CHECK-NOT: arith.subi`: the output cannot say what must be "
+        "absent; put it back where it belongs",
+        f"{path}: PASS after the update",
+    ]
+    assert path.read_text() == (
+        f"// RUN: mlirpipe-opt %s {CANON} | filecheck %s\n"
+        "// CHECK-LABEL: func.func @f(\n"
+        "// CHECK-SAME:               %[[ARG0:[^:]*]]: i32) -> i32 {\n"
+        "// CHECK:           return %[[ARG0]] : i32\n"
+        "// CHECK:         }\n"
+        "func.func @f(%a: i32) -> i32 {\n"
+        "  %c0 = arith.constant 0 : i32\n"
+        "  %r = arith.addi %a, %c0 : i32\n"
+        "  return %r : i32\n"
+        "}\n"
+        "\n"
+        "// CHECK-LABEL: func.func @g() {\n"
+        "// CHECK:           return\n"
+        "// CHECK:         }\n"
+        "func.func @g() {\n"
+        "  return\n"
+        "}\n"
+    )
+
+
+def test_a_block_of_an_op_the_pipeline_made_follows_the_block_before_it() -> None:
+    lines = [
+        "// RUN: x\n",
+        "module {\n",
+        '  func.func @f() attributes {s = "{"} {\n',
+        "    func.call @g() : () -> ()  // calls @g {\n",
+        "  }\n",
+        "}\n",
+    ]
+    blocks = [["// P: #[[$ATTR_0:.+]] = a"], ["// P-LABEL: func.func @f("], ["// P-LABEL: @made"]]
+    old = update_checks.directive_pattern(["P"])
+    assert update_checks.replace_checks(lines, (0, len(lines)), old, blocks) == [
+        "// RUN: x\n",
+        "module {\n",
+        "// P: #[[$ATTR_0:.+]] = a\n",
+        "\n",
+        "// P-LABEL: func.func @f(\n",
+        "\n",
+        "// P-LABEL: @made\n",
+        *lines[2:],
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from report_inputs import MATMUL
 
 from pytest_mlirpipe.cli.main import run
@@ -26,7 +27,7 @@ def _mlirpipe(*argv: str) -> tuple[int, str, str]:
 def test_html_writes_the_page_and_says_where(tmp_path):
     source = tmp_path / "mm.mlir"
     source.write_text(MATMUL)
-    page = tmp_path / "out" / "mm.html"
+    page = tmp_path / "mm.html"
     status, out, err = _mlirpipe(
         "stages", str(source), "--pipeline", "refbackend", "--html", str(page)
     )
@@ -65,17 +66,68 @@ def test_a_failing_stage_is_on_the_page_and_on_stderr_and_exits_1(tmp_path):
     assert 'class="failure"' in page.read_text()
 
 
-def test_an_out_path_that_cannot_be_written_is_a_usage_error(tmp_path):
+@pytest.mark.parametrize(
+    ("out", "says"),
+    [
+        (
+            "missing/mm.html",
+            "cannot write the report: no folder {tmp}/missing\n"
+            "  hint: make the folder first, or name one that is",
+        ),
+        (
+            "a-folder",
+            "cannot write the report: it is a folder\n"
+            "  hint: name the page: --html {tmp}/a-folder/mm.mlir.html",
+        ),
+        (
+            "a-file/mm.html",
+            "cannot write the report: {tmp}/a-file is not a folder\n"
+            "  hint: give a path in a folder you can write to",
+        ),
+    ],
+)
+def test_an_out_path_that_cannot_be_written_is_refused_before_the_pipeline_runs(
+    tmp_path, monkeypatch, out, says
+):
+    import pytest_mlirpipe.lowering.stage_report as stage_report
+
     source = tmp_path / "mm.mlir"
     source.write_text(MATMUL)
-    blocked = tmp_path / "a-file"
-    blocked.write_text("")
-    status, out, err = _mlirpipe(
-        "stages", str(source), "--pipeline", "refbackend", "--html", str(blocked / "mm.html")
+    (tmp_path / "a-folder").mkdir()
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setattr(stage_report, "report_stages", None)  # never reached
+    page = tmp_path / out
+    status, stdout, err = _mlirpipe(
+        "stages", str(source), "--pipeline", "refbackend", "--html", str(page)
     )
-    assert status == 2 and out == ""
+    assert (status, stdout) == (2, "")
     assert err.startswith(
-        f"mlirpipe stages: {blocked / 'mm.html'}: error: --html: cannot write the report: "
-        f"File exists: {blocked}\n"
+        f"mlirpipe stages: {page}: error: --html: {says.format(tmp=tmp_path)}\n"
+    ), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "a-folder", "mm.mlir"]
+
+
+def test_a_failed_write_names_the_folder_not_the_temporary_file(tmp_path, monkeypatch):
+    import pytest_mlirpipe.lowering.report_html as report_html
+
+    def refused(report, path, make_parents=True):
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".mm.html.x1y2.tmp"))
+
+    monkeypatch.setattr(report_html, "write_html", refused)
+    source = tmp_path / "mm.mlir"
+    source.write_text(MATMUL)
+    status, _, err = _mlirpipe(
+        "stages",
+        str(source),
+        "--pipeline",
+        "refbackend",
+        "--stop-after",
+        "bufferize",
+        "--html",
+        str(tmp_path / "mm.html"),
     )
-    assert "hint: give a path in a folder you can write to" in err
+    assert status == 2
+    assert err.startswith(
+        f"mlirpipe stages: {tmp_path / 'mm.html'}: error: --html: cannot write the report: "
+        f"Permission denied (in {tmp_path})\n  hint: give a path in a folder you can write to"
+    ), err
