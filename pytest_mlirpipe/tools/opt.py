@@ -24,6 +24,7 @@ from .common import (
     read_input,
     run_tool,
     split_input,
+    torch_mlir_version,
     write_atomic,
     write_output,
 )
@@ -88,18 +89,8 @@ def build_parser() -> ArgumentParser:
         "next to -o, else a new mlirpipe-repro-* folder in $TMPDIR, kept for the repro)",
     )
     add_cli_options(p, "pipelines")
-    add_version_option(p, _torch_mlir_version())
+    add_version_option(p, torch_mlir_version())
     return p
-
-
-def _torch_mlir_version() -> str:
-    """', torch-mlir VERSION' of the installed bindings, or nothing."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f", torch-mlir {version('torch-mlir')}"
-    except PackageNotFoundError:
-        return ""
 
 
 def _add_verify_option(p: ArgumentParser) -> None:
