@@ -10,6 +10,7 @@ import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import lit.llvm
 import pytest
 from foreign_repo import VERDICTS, build_foreign_repo, shadowed_path
 from litrun import lit_verdicts
@@ -31,6 +32,9 @@ def readme_commands() -> list[str]:
 
 @pytest.fixture
 def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # lit.llvm keeps the llvm_config of the last site config that initialized it; an earlier
+    # in-process session of this worker must not decide where this repository's config fails.
+    monkeypatch.setattr(lit.llvm, "llvm_config", None)
     shadow = build_foreign_repo(pytester.path)
     monkeypatch.setenv("PATH", shadowed_path(shadow))
     return pytester
