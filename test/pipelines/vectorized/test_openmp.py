@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -41,8 +43,12 @@ def _run(mode: str, tmp_path) -> tuple[np.ndarray, object]:
 def test_blocks_run_on_libomp_threads_and_match_numpy(threads, tmp_path, monkeypatch):
     monkeypatch.delenv(openmp.OPENMP_ENV, raising=False)
     assert openmp.set_openmp_threads(threads)
-
-    got, fn = _run("jit", tmp_path)
+    try:
+        got, fn = _run("jit", tmp_path)
+    finally:  # back to libomp's default for the tests after this one
+        openmp.set_openmp_threads(
+            int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0] or os.cpu_count() or 1)
+        )
 
     np.testing.assert_allclose(got, A @ B, rtol=1e-4, atol=1e-4)
     assert fn.openmp.path is not None
