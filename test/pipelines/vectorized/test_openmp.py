@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from pytest_mlirpipe.errors import MlirpipeError
 from pytest_mlirpipe.execution import openmp, runtime
 from pytest_mlirpipe.execution.check import ModelChecker
+from pytest_mlirpipe.execution.timing import TimingConfig, measure
 
 PIPELINE = "refbackend-vectorized"
 # Three row blocks of 64 (the last one partial) and two column blocks of 256 (one partial).
@@ -46,9 +48,7 @@ def test_blocks_run_on_libomp_threads_and_match_numpy(threads, tmp_path, monkeyp
     try:
         got, fn = _run("jit", tmp_path)
     finally:  # back to libomp's default for the tests after this one
-        openmp.set_openmp_threads(
-            int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0] or os.cpu_count() or 1)
-        )
+        openmp.set_openmp_threads(_default_threads())
 
     np.testing.assert_allclose(got, A @ B, rtol=1e-4, atol=1e-4)
     assert fn.openmp.path is not None
@@ -110,3 +110,21 @@ def test_no_libomp_and_no_c_compiler_is_an_error_that_says_what_to_install(tmp_p
     assert "@forward runs parallel loops (OpenMP) and no OpenMP runtime can be loaded" in text
     assert "the one-core stand-in needs a C compiler (cc), none was found" in text
     assert "apt-get install libomp-22-dev" in text
+
+
+@needs_libomp
+def test_timing_gives_openmp_the_thread_count_it_gives_torch(monkeypatch):
+    monkeypatch.delenv(openmp.OPENMP_ENV, raising=False)
+    omp = ctypes.CDLL(str(openmp.openmp_runtime().path))
+    try:
+        for threads in (1, 2):
+            config = TimingConfig(warmup=0, blocks=1, block_seconds=0.0, threads=threads)
+            measure({"nothing": lambda: None}, config)
+            assert omp.omp_get_max_threads() == threads
+    finally:
+        openmp.set_openmp_threads(_default_threads())
+
+
+def _default_threads() -> int:
+    """libomp's own thread count: $OMP_NUM_THREADS (its first level), else one per core."""
+    return int(os.environ.get("OMP_NUM_THREADS", "").split(",")[0] or os.cpu_count() or 1)
