@@ -5,16 +5,19 @@ Linear 512->512, ReLU, Linear 512->10 on a batch of 128). Candidates: torch eage
 plain pipeline (`refbackend-dps`: loops), `refbackend-dps-blas` (the same with the matmuls as
 CBLAS calls writing into the caller's buffer), `refbackend-blas` (RefBackend's callback ABI:
 a fresh result buffer per call, copied out), `refbackend-vectorized` (MLIR alone: tiled and
-vectorized by a transform script; one thread, so its 2-thread rows run on one core), and for
-the matmuls the BLAS library's sgemm called directly through ctypes. Every pipeline is checked
-against torch.
+vectorized by a transform script, its blocks on OpenMP threads: libomp when it loads, else one
+core, as the first line says), and for the matmuls the BLAS library's sgemm called directly
+through ctypes. Every pipeline is checked against torch.
 
 Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
 candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
-never overlap another's calls; torch and the BLAS get the same thread count (1, then 2). Printed
+never overlap another's calls; torch, the BLAS and OpenMP get the same thread count (1, then
+2). Printed
 per candidate: median and best-of block means, GFLOP/s (median and best), the share of this
 machine's fp32 peak, the ratio to torch (median/median and best/best), and how many cores other
-processes used during its blocks (above 0.2 the row is flagged LOADED).
+processes used during its blocks (above 0.2 the row is flagged LOADED). Then the matmuls side by
+side: median GFLOP/s and share of peak of torch, the library's sgemm and refbackend-vectorized
+at each thread count, and the machine's load average.
 
 Usage: python bench/matmul.py [--sizes 256,512,1024,2048] [--threads 1,2] [--rounds 7]
        [--block-seconds 0.2] [--pause 0.25] [--plain-max-gflop 0.3] [--peak-per-core 117.4]
@@ -107,6 +110,7 @@ def main() -> None:
 
     from pytest_mlirpipe.execution.blas_library import find_blas_library, set_blas_threads
     from pytest_mlirpipe.execution.check import ModelChecker
+    from pytest_mlirpipe.execution.openmp import openmp_runtime, set_openmp_threads
     from pytest_mlirpipe.execution.timing import TimingConfig, measure
 
     lib = find_blas_library()
@@ -115,6 +119,8 @@ def main() -> None:
     thread_counts = [int(t) for t in args.threads.split(",") if t]
     pipelines = [PLAIN, BLAS, VECTORIZED] + ([] if args.no_callback else [CALLBACK_BLAS])
     print(f"BLAS: {lib.path} (prefix {lib.prefix!r}); torch {torch.__version__}, mode {args.mode}")
+    print(f"{VECTORIZED}: {openmp_runtime().note}")
+    print(f"load average at the start: {_load_average()}")
     print(
         f"timing: {args.rounds} rounds x 1 block of ~{args.block_seconds}s per candidate, "
         f"{args.pause}s pause after each block; peak {args.peak_per_core} GFLOP/s per core"
@@ -143,6 +149,7 @@ def main() -> None:
             calls[p] = call
         for threads in thread_counts:
             set_blas_threads(lib, threads)
+            set_openmp_threads(threads)
             config = TimingConfig(
                 warmup=3,
                 blocks=args.rounds,
@@ -198,6 +205,33 @@ def main() -> None:
         "of peak: median GFLOP/s over peak x threads. other cores: the most CPU other processes "
         "used during one of the candidate's blocks."
     )
+    print()
+    _print_side_by_side(rows, thread_counts)
+    print(f"load average at the end: {_load_average()}")
+
+
+SIDE_BY_SIDE = ("torch", DIRECT, VECTORIZED)
+
+
+def _print_side_by_side(rows: list[list[str]], thread_counts: list[int]) -> None:
+    """The matmuls: GFLOP/s (share of peak) of torch, sgemm and the MLIR-only pipeline."""
+    cell = {(r[0], r[1], r[2]): f"{r[5]} ({r[7]})" for r in rows if len(r) > 7}
+    header = ["workload"] + [f"{c} {t}thr" for t in thread_counts for c in SIDE_BY_SIDE]
+    table = [
+        [w] + [cell.get((w, str(t), c), "-") for t in thread_counts for c in SIDE_BY_SIDE]
+        for w in dict.fromkeys(r[0] for r in rows if r[0].startswith("matmul"))
+    ]
+    print("median GFLOP/s (share of peak x threads):")
+    _print_table(header, table)
+
+
+def _load_average() -> str:
+    import os
+
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
+    except OSError:
+        return "unknown"
 
 
 def _direct_sgemm(lib, a, b):

@@ -5,7 +5,8 @@
 // Per matmul (linalg.matmul with any operand maps, linalg.batch_matmul): blocks of
 // `block` (M x N) as scf.forall (one block per thread when parallel), the zero fill of C fused
 // into each block; a k loop of `k-block`; register tiles of `register` (M x N x K) whose
-// accumulator stays in vector registers through the k loop. Loops whose step does not divide
+// accumulator stays in vector registers through the k loop; register tiles walk the block column
+// by column (n outer, m inner), so the k-block x 16 panel of B is reused by every row tile. Loops whose step does not divide
 // their extent are peeled: the full tiles are static, and the partial ones at the edges are
 // vectorized with masks of the register tile's size.
 module attributes {transform.with_named_sequence} {
@@ -54,7 +55,7 @@ module attributes {transform.with_named_sequence} {
     %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 256]
       {mlirpipe.sizes = [0, 0, "k-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %reg, %rl:3 = transform.structured.tile_using_for %kb tile_sizes [8, 32, 1]
-      {mlirpipe.sizes = ["register"]}
+      interchange = [1, 0, 2] {mlirpipe.sizes = ["register"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %reg "mlirpipe.register_tile" : !transform.any_op
     transform.yield

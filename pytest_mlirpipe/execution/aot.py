@@ -12,6 +12,7 @@ from ..errors import MlirpipeError, Problem
 from .blas_library import BlasLibrary, library_for
 from .c_compiler import find_c_compiler
 from .native import CIFACE, Abi, EntryAbi, NativeFunction
+from .openmp import FALLBACK_SOURCE, OPENMP_SYMBOLS, OpenMpRuntime, openmp_runtime, uses_openmp
 from .runtime import BF16_SOURCE, BF16_SYMBOLS
 from .signature import EntrySignature, TensorType
 
@@ -72,6 +73,13 @@ def blas_link_flags(blas: BlasLibrary | None) -> list[str]:
     if blas is None:
         return []
     return [str(blas.path), f"-Wl,-rpath,{blas.path.parent}"]
+
+
+def openmp_link_flags(omp: OpenMpRuntime | None) -> list[str]:
+    """What the linker needs for libomp (nothing when the shim brings the one-core stand-in)."""
+    if omp is None or omp.path is None:
+        return []
+    return [str(omp.path), f"-Wl,-rpath,{omp.path.parent}"]
 
 
 def c_header(
@@ -295,15 +303,18 @@ def dump_object(
 
     ctx = new_context()
     module = parse_module(llvm_ir, "<lowered>", ctx)
+    omp = openmp_runtime() if uses_openmp(llvm_ir) else None
+    # The BLAS and OpenMP symbols must resolve while the engine compiles; the .so links them.
+    libs = [str(blas.path)] if blas is not None else []
+    libs += [str(omp.path)] if omp is not None and omp.path is not None else []
     with ctx:
-        # The BLAS symbols must resolve while the engine compiles; the .so links them again.
-        engine = ExecutionEngine(
-            module, opt_level=3, shared_libs=[str(blas.path)] if blas is not None else []
-        )
-    # Defined by the shim at link time (the callback, bf16 rounding); the JIT must not fail.
+        engine = ExecutionEngine(module, opt_level=3, shared_libs=libs)
+    # Defined by the shim at link time (the callback, bf16 rounding, the one-core OpenMP
+    # stand-in); the JIT must not fail.
     placeholder = ctypes.CFUNCTYPE(None)(lambda: None)
     names = [CIFACE + abi.consume, "_mlir_" + abi.consume] if abi.consume is not None else []
     names += list(BF16_SYMBOLS) if "bf16" in llvm_ir else []
+    names += list(OPENMP_SYMBOLS) if omp is not None and omp.path is None else []
     for name in names:
         engine.raw_register_runtime(name, ctypes.cast(placeholder, ctypes.c_void_p))
     engine.dump_to_object_file(str(path))
@@ -337,7 +348,12 @@ def build_shared_library(
     header = out_dir / f"{name}.h"
     header.write_text(c_header(signature, prefix, blas))
     shim = out_dir / f"{name}_shim.c"
-    shim.write_text(c_shim(signature, abi, prefix))
+    omp = openmp_runtime() if uses_openmp(llvm_ir) else None
+    stand_in = omp is not None and omp.path is None  # parallel loops on one core, no libomp
+    shim.write_text(
+        c_shim(signature, abi, prefix)
+        + (FALLBACK_SOURCE.replace('"default"', '"hidden"') if stand_in else "")
+    )
     # cc compiles the shim while LLVM compiles the model; then one link.
     shim_obj = out_dir / f"{name}_shim.o"
     compile_shim = [cc, "-c", "-fPIC", "-O2", f"-I{out_dir}", "-o", str(shim_obj), str(shim)]
@@ -349,7 +365,8 @@ def build_shared_library(
             _, shim_errors = proc.communicate()
     _require_success(compile_shim, proc.returncode, shim_errors, out_dir)
     lib = out_dir / f"lib{name}.so"
-    link = [cc, "-shared", "-o", str(lib), str(shim_obj), str(obj), *blas_link_flags(blas), "-lm"]
+    link = [cc, "-shared", "-o", str(lib), str(shim_obj), str(obj), *blas_link_flags(blas)]
+    link += [*openmp_link_flags(omp), "-lm"]
     done = subprocess.run(link, capture_output=True, text=True)
     _require_success(link, done.returncode, done.stderr, out_dir)
     return SharedLibrary(lib, header, name)

@@ -19,6 +19,7 @@ from .cache import ArtifactCache, cache_key, host_cpu
 from .frontends import ImportedModel
 from .model_lowering import LoweredModel, lower_model
 from .native import Abi, NativeFunction, detect_abi, jit
+from .openmp import openmp_runtime, uses_openmp
 from .signature import EntrySignature
 from .workdir import WorkDir
 
@@ -109,12 +110,16 @@ def _cacheable_library(cache: ArtifactCache, sig: EntrySignature) -> bool:
 
 
 def native_key(lowered: LoweredModel) -> str:
-    """The key of a model's .so: its lowering, the CPU the code is compiled for, the linker."""
+    """The key of a model's .so: its lowering, the CPU the code is compiled for, the linker
+    (and the OpenMP runtime, for parallel code)."""
     try:
         compiler = find_c_compiler()
     except MlirpipeError:
         compiler = "no C compiler"
-    return cache_key([lowered.key, host_cpu(), "cc " + compiler])
+    parts = [lowered.key, host_cpu(), "cc " + compiler]
+    if uses_openmp(lowered.text):  # linked to libomp, or carrying the one-core stand-in
+        parts.append(openmp_runtime().identity)
+    return cache_key(parts)
 
 
 def _shared_library(

@@ -107,12 +107,13 @@ def _tool(pipeline: Pipeline) -> list[str]:
 
 
 def check_llvm_only(llvm_ir: str, pipeline: str) -> None:
-    """Raise when ops other than llvm.* are left (the pipeline does not reach LLVM)."""
+    """Raise when ops other than llvm.* (and omp.*, which the translation to LLVM IR turns
+    into OpenMP runtime calls) are left (the pipeline does not reach LLVM)."""
     left = sorted(
         {
             m.group(1)
             for m in re.finditer(r"^\s*(?:%[\w:#, ]+=\s*)?\"?([a-z_]+\.[a-z_.]+)", llvm_ir, re.M)
-            if not m.group(1).startswith(("llvm.", "builtin.")) and m.group(1) != "module"
+            if not m.group(1).startswith(("llvm.", "builtin.", "omp.")) and m.group(1) != "module"
         }
     )
     if left:

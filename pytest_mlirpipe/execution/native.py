@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MlirpipeError, Problem
-from . import runtime
+from . import openmp, runtime
 from .signature import (
     COMPLEX32,
     EntrySignature,
@@ -256,6 +256,7 @@ class NativeFunction:
         self.kind = kind
         self.native_abi = abi.abi  # the lowered code's own ABI (an AOT shim wraps it)
         self.blas: Any = None  # the BlasLibrary the code calls into, if any
+        self.openmp: Any = None  # the OpenMpRuntime its parallel loops use, if it has any
         self._keepalive = list(keepalive)
         sig = signature
         if abi.abi is Abi.DESTINATION and not all(r.is_static for r in sig.results):
@@ -462,17 +463,23 @@ def jit(
     blas = library_for(llvm_ir)
     if blas is not None and str(blas.path) not in libs:
         libs.append(str(blas.path))
+    lib = runtime.runtime_library()
+    omp = _openmp_for(llvm_ir, signature, lib)
+    if omp is not None and omp.path is not None:
+        libs.append(str(omp.path))
     ctx = new_context()
     module = parse_module(llvm_ir, "<lowered>", ctx)
     with ctx:
         engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=libs)
-    lib = runtime.runtime_library()
     keep: list[object] = [ctx, module, engine]
 
     def register(name: str, address: int) -> None:
         engine.raw_register_runtime(name, ctypes.c_void_p(address))
 
     keep += _register_runtime(llvm_ir, lib, register)
+    if omp is not None and omp.path is None and lib is not None:  # blocks in turn, one core
+        for name in openmp.OPENMP_SYMBOLS:
+            register(name, runtime.symbol_address(lib, name))
 
     def entry() -> Callable[[int], None] | None:
         address = engine.raw_lookup(CIFACE + signature.function)
@@ -488,7 +495,28 @@ def jit(
         runtime_lib=lib,
     )
     fn.blas = blas
+    fn.openmp = omp
     return fn
+
+
+def _openmp_for(
+    llvm_ir: str, signature: EntrySignature, lib: ctypes.CDLL | None
+) -> openmp.OpenMpRuntime | None:
+    """The OpenMP runtime of parallel code (None for serial code); raise if there is none and
+    no runtime library to bring the one-core stand-in."""
+    if not openmp.uses_openmp(llvm_ir):
+        return None
+    omp = openmp.openmp_runtime()
+    if omp.path is None and lib is None:
+        raise MlirpipeError(
+            Problem(
+                f"@{signature.function} runs parallel loops (OpenMP) and no OpenMP runtime can "
+                f"be loaded: {omp.note}; the one-core stand-in needs a C compiler (cc), "
+                "none was found",
+                hint=openmp.INSTALL_HINT + ", or install a C compiler",
+            )
+        )
+    return omp
 
 
 def _register_runtime(

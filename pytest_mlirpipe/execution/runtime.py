@@ -12,6 +12,7 @@ from pathlib import Path
 from ..errors import MlirpipeError
 from .c_compiler import find_c_compiler
 from .cache import default_cache_dir
+from .openmp import FALLBACK_SOURCE as OPENMP_FALLBACK_SOURCE
 
 MAX_RESULTS = 16
 SLOT_BYTES = 24 + 16 * 8  # a ranked descriptor of rank <= 8
@@ -81,6 +82,7 @@ void memrefCopy(int64_t elsize, const mlirpipe_unranked *src, const mlirpipe_unr
 
 """
         + BF16_SOURCE
+        + OPENMP_FALLBACK_SOURCE
         + "\n".join(consumers)
         + "\n"
     )

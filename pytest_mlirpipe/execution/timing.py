@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .openmp import set_openmp_threads
+
 # Another process using more than this share of one core during a block flags the result.
 LOADED_SHARE = 0.2
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -145,7 +147,8 @@ def summarize(
 
 
 def _set_threads(threads: int) -> None:
-    """Give torch the thread count the native code gets (compiled code here is serial)."""
+    """Give torch and the OpenMP runtime of parallel compiled code the same thread count."""
+    set_openmp_threads(threads)
     try:
         import torch
     except ImportError:  # pragma: no cover
