@@ -2,7 +2,13 @@
 // tile-and-vectorize). Ops marked {mlirpipe.sizes = [...]} take their sizes from the pipeline
 // file's `sizes` (or $MLIRPIPE_TRANSFORM_SIZES); the numbers written here are placeholders.
 //
-// Per matmul (linalg.matmul with any operand maps, linalg.batch_matmul): blocks of
+// A matmul whose B the stage before packed into panels (a linalg.contract over panel, m,
+// column in panel, k): blocks of `block-panels` (panels x rows) as scf.forall with the fill
+// of C fused in, a k loop of `k-block`, register tiles of `register` on one panel (its N the
+// panel width) walked column by column; the packing (lower_pack: a transpose) copied by
+// vectors of a panel's rows.
+//
+// Per other matmul (linalg.matmul with any operand maps, linalg.batch_matmul): blocks of
 // `block` (M x N) as scf.forall (one block per thread when parallel), the zero fill of C fused
 // into each block; a k loop of `k-block`; register tiles of `register` (M x N x K) whose
 // accumulator stays in vector registers through the k loop; register tiles walk the block column
@@ -22,6 +28,24 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %bmm : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_batch_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    // The zero fill of C moves after the reshape to panels (then it is the contract's producer).
+    %all = transform.structured.match ops{["func.func"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %all {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %panels = transform.structured.match ops{["linalg.contract"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %panels : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_panel_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %packs = transform.structured.match ops{["linalg.pack"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %packs : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @copy_panels failures(propagate) (%op) : (!transform.any_op) -> ()
     }
     %funcs = transform.structured.match ops{["func.func"]} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -58,6 +82,49 @@ module attributes {transform.with_named_sequence} {
       interchange = [1, 0, 2] {mlirpipe.sizes = ["register"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %reg "mlirpipe.register_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A matmul on panels of B (mlirpipe-pack-matmul-rhs made it a linalg.contract over the loops
+  // panel, m, column in panel, k): blocks of `block-panels` (panels x rows) as scf.forall, the
+  // k loop, register tiles of one panel's columns, column by column.
+  transform.named_sequence @tile_panel_matmul(%mm: !transform.any_op {transform.consumed}) {
+    %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
+    %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [16, 64]
+      {mlirpipe.sizes = ["block-panels"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_panel_fill failures(suppress) (%fill, %forall)
+      : (!transform.any_op, !transform.any_op) -> ()
+    %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 0, 256]
+      {mlirpipe.sizes = [0, 0, 0, "k-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %rl:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1]
+      {mlirpipe.sizes = [1, "register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %reg "mlirpipe.panel_register_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // The zero fill of C in panels, fused into a block: one row of one panel a vector store.
+  transform.named_sequence @fuse_panel_fill(%fill: !transform.any_op {transform.consumed},
+                                            %forall: !transform.any_op {transform.readonly}) {
+    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
+    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    transform.yield
+  }
+
+  // The packing of B: a pad, a reshape and a linalg.transpose into panels, whose rows of one
+  // panel are copied as vectors.
+  transform.named_sequence @copy_panels(%pack: !transform.any_op {transform.consumed}) {
+    %p = transform.cast %pack : !transform.any_op to !transform.op<"linalg.pack">
+    %pad, %expand, %transpose = transform.structured.lower_pack %p
+      : (!transform.op<"linalg.pack">)
+      -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
+    %t, %l:2 = transform.structured.tile_using_for %transpose tile_sizes [1, 8, 0]
+      : (!transform.op<"linalg.transpose">) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "mlirpipe.panel_copy" : !transform.any_op
     transform.yield
   }
 
@@ -111,6 +178,16 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %reg vector_sizes [8, 32, 1]
       {mlirpipe.sizes = ["register"], create_named_contraction} : !transform.any_op
+    %preg = transform.structured.match attributes{mlirpipe.panel_register_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %preg vector_sizes [1, 8, 32, 1]
+      {mlirpipe.sizes = [1, "register"], create_named_contraction} : !transform.any_op
+    %copies = transform.structured.match attributes{mlirpipe.panel_copy} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %copies : !transform.any_op
+    %pfill = transform.structured.match attributes{mlirpipe.panel_fill} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %pfill : !transform.any_op
     %breg = transform.structured.match attributes{mlirpipe.batch_register_tile} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %breg vector_sizes [1, 8, 32, 1]

@@ -40,7 +40,13 @@ def _load_installed() -> None:
     """Import the built-in pass modules and those of the `mlirpipe.passes` entry points, once."""
     from importlib.metadata import entry_points
 
-    from . import alloca_scopes, blas, forbid_ops, transform_script  # noqa: F401  (register themselves)
+    from . import (  # noqa: F401  (register themselves)
+        alloca_scopes,
+        blas,
+        forbid_ops,
+        pack_matmul,
+        transform_script,
+    )
 
     # Other projects ship their own Python passes through this entry-point group.
     for ep in entry_points(group="mlirpipe.passes"):

@@ -50,7 +50,7 @@ def match(op) -> Plan:
     ):
         raise Refused("unknown iterator types")
     _check_body(op)
-    amap, bmap, cmap = _maps(op)
+    amap, bmap, cmap = operand_dims(op)
     m, n, k, batch = _loop_dims(op, amap, bmap, cmap)
     a, b, c = (Operand(v, d) for v, d in zip(ins, (amap, bmap, cmap), strict=True))
     if c.value == a.value or c.value == b.value:
@@ -120,7 +120,8 @@ def _loop_dims(op, amap: tuple, bmap: tuple, cmap: tuple) -> tuple[int, int, int
     return m, n, k, batch
 
 
-def _maps(op) -> list[tuple[int, ...]]:
+def operand_dims(op) -> list[tuple[int, ...]]:
+    """The loop dims indexing each operand's dimensions, from the op's indexing maps."""
     bindings = ir()
     maps = []
     for attr in bindings.ArrayAttr(op.attributes["indexing_maps"]):
