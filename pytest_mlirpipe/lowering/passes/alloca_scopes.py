@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..op_query import all_ops
 from .registry import PassBody, register
 
 
@@ -13,14 +14,9 @@ from .registry import PassBody, register
 )
 def inline_alloca_scopes(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
-        from ...mlir_env import ir
-
-        scopes: list = []
-        op.walk(lambda inner: _collect(inner, scopes, ir))
         failed = False
-        for scope in scopes:
-            allocas: list = []
-            scope.walk(lambda inner, found=allocas: _collect_allocas(inner, found, ir))
+        for scope in [o for o in all_ops(op) if o.name == "memref.alloca_scope"]:
+            allocas = [o for o in all_ops(scope) if o.name == "memref.alloca"]
             if allocas:
                 allocas[0].location.emit_error(
                     "mlirpipe-inline-alloca-scopes: this memref.alloca is inside a "
@@ -35,18 +31,6 @@ def inline_alloca_scopes(options: dict[str, str]) -> PassBody:
             pass_.signal_pass_failure()
 
     return run
-
-
-def _collect(inner, scopes: list, ir):
-    if inner.name == "memref.alloca_scope":
-        scopes.append(inner)
-    return ir.WalkResult.ADVANCE
-
-
-def _collect_allocas(inner, found: list, ir):
-    if inner.name == "memref.alloca":
-        found.append(inner)
-    return ir.WalkResult.ADVANCE
 
 
 def _inline(scope) -> None:

@@ -12,6 +12,7 @@ matmuls (other element types, dynamic shapes, N not a multiple of W) are left as
 from __future__ import annotations
 
 from ...errors import PipelineSpecError, Problem
+from ..op_query import all_ops
 from .blas.matching import Refused, operand_dims
 from .registry import PassBody, register
 
@@ -31,9 +32,7 @@ def pack_matmul_rhs(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
         from ...mlir_env import ir
 
-        found: list = []
-        op.walk(lambda inner: _collect(inner, found, ir))
-        for matmul in found:
+        for matmul in [o for o in all_ops(op) if o.name == "linalg.matmul"]:
             try:
                 shapes = _packable(matmul, width, ir)
             except Refused:
@@ -52,12 +51,6 @@ def _width(text: str) -> int:
             )
         )
     return int(text)
-
-
-def _collect(inner, found: list, ir):
-    if inner.name == "linalg.matmul":
-        found.append(inner)
-    return ir.WalkResult.ADVANCE
 
 
 def _packable(matmul, width: int, ir) -> tuple:
