@@ -12,6 +12,7 @@ from ..errors import MlirpipeError, Problem
 from .blas_library import BlasLibrary, library_for
 from .c_compiler import find_c_compiler
 from .native import CIFACE, Abi, EntryAbi, NativeFunction
+from .buffer_pool import POOL_SOURCE, POOL_SYMBOLS, uses_pool
 from .openmp import FALLBACK_SOURCE, OPENMP_SYMBOLS, OpenMpRuntime, openmp_runtime, uses_openmp
 from .runtime import BF16_SOURCE, BF16_SYMBOLS
 from .signature import EntrySignature, TensorType
@@ -310,11 +311,12 @@ def dump_object(
     with ctx:
         engine = ExecutionEngine(module, opt_level=3, shared_libs=libs)
     # Defined by the shim at link time (the callback, bf16 rounding, the one-core OpenMP
-    # stand-in); the JIT must not fail.
+    # stand-in, the buffer pool); the JIT must not fail.
     placeholder = ctypes.CFUNCTYPE(None)(lambda: None)
     names = [CIFACE + abi.consume, "_mlir_" + abi.consume] if abi.consume is not None else []
     names += list(BF16_SYMBOLS) if "bf16" in llvm_ir else []
     names += list(OPENMP_SYMBOLS) if omp is not None and omp.path is None else []
+    names += list(POOL_SYMBOLS) if uses_pool(llvm_ir) else []
     for name in names:
         engine.raw_register_runtime(name, ctypes.cast(placeholder, ctypes.c_void_p))
     engine.dump_to_object_file(str(path))
@@ -353,6 +355,7 @@ def build_shared_library(
     shim.write_text(
         c_shim(signature, abi, prefix)
         + (FALLBACK_SOURCE.replace('"default"', '"hidden"') if stand_in else "")
+        + (POOL_SOURCE.replace('"default"', '"hidden"') if uses_pool(llvm_ir) else "")
     )
     # cc compiles the shim while LLVM compiles the model; then one link.
     shim_obj = out_dir / f"{name}_shim.o"

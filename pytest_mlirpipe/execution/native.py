@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MlirpipeError, Problem
-from . import openmp, runtime
+from . import buffer_pool, openmp, runtime
 from .signature import (
     COMPLEX32,
     EntrySignature,
@@ -534,6 +534,13 @@ def _register_runtime(
     if "bf16" in llvm_ir and lib is not None:  # float -> bf16 rounding (not in older libgcc)
         for name in runtime.BF16_SYMBOLS:
             register(name, runtime.symbol_address(lib, name))
+    if buffer_pool.uses_pool(llvm_ir):  # memref.alloc/dealloc through the pool of freed blocks
+        for name, address in (
+            {n: runtime.symbol_address(lib, n) for n in buffer_pool.POOL_SYMBOLS}
+            if lib is not None
+            else buffer_pool.libc_addresses()
+        ).items():
+            register(name, address)
     return keep
 
 

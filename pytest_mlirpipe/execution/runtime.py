@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import MlirpipeError
 from .c_compiler import find_c_compiler
+from .buffer_pool import POOL_SOURCE
 from .cache import default_cache_dir
 from .openmp import FALLBACK_SOURCE as OPENMP_FALLBACK_SOURCE
 
@@ -82,6 +83,7 @@ void memrefCopy(int64_t elsize, const mlirpipe_unranked *src, const mlirpipe_unr
 
 """
         + BF16_SOURCE
+        + POOL_SOURCE
         + OPENMP_FALLBACK_SOURCE
         + "\n".join(consumers)
         + "\n"
