@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ..errors import MlirpipeError, Problem
 from .blas_library import BlasLibrary, library_for
+from .buffer_pool import POOL_SOURCE, POOL_SYMBOLS, uses_pool
 from .c_compiler import find_c_compiler
 from .native import CIFACE, Abi, EntryAbi, NativeFunction
-from .buffer_pool import POOL_SOURCE, POOL_SYMBOLS, uses_pool
 from .openmp import FALLBACK_SOURCE, OPENMP_SYMBOLS, OpenMpRuntime, openmp_runtime, uses_openmp
 from .runtime import BF16_SOURCE, BF16_SYMBOLS
 from .signature import EntrySignature, TensorType
