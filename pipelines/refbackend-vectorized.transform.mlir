@@ -35,11 +35,17 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %all {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    %panels = transform.structured.match ops{["linalg.contract"]} in %root
-      : (!transform.any_op) -> !transform.any_op
+    %panels = transform.structured.match ops{["linalg.contract"]}
+      attributes{mlirpipe.packed = "rhs"} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %panels : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_panel_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %strips = transform.structured.match ops{["linalg.contract"]}
+      attributes{mlirpipe.packed = "both"} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %strips : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_strip_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
     }
     %packs = transform.structured.match ops{["linalg.pack"]} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -85,7 +91,7 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // A matmul on panels of B (mlirpipe-pack-matmul-rhs made it a linalg.contract over the loops
+  // A matmul on panels of B (mlirpipe-pack-matmul made it a linalg.contract over the loops
   // panel, m, column in panel, k): blocks of `block-panels` (panels x rows) as scf.forall, the
   // k loop, register tiles of one panel's columns, column by column.
   transform.named_sequence @tile_panel_matmul(%mm: !transform.any_op {transform.consumed}) {
@@ -103,6 +109,36 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // A matmul on panels of B and strips of A (the contract's loops: panel, strip, row in strip,
+  // column in panel, k): blocks of `block-strips` (panels x strips) as scf.forall, a k loop of
+  // `k-block-strips`,
+  // register tiles of one strip by one panel (static: the packing's sizes), strip by strip.
+  transform.named_sequence @tile_strip_matmul(%mm: !transform.any_op {transform.consumed}) {
+    %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
+    %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [16, 16]
+      {mlirpipe.sizes = ["block-strips"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_strip_fill failures(suppress) (%fill, %forall)
+      : (!transform.any_op, !transform.any_op) -> ()
+    %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 0, 0, 256]
+      {mlirpipe.sizes = [0, 0, 0, 0, "k-block-strips"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %rl:3 = transform.structured.tile_using_for %kb tile_sizes [1, 1, 0, 0, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %reg "mlirpipe.strip_register_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // The zero fill of C in strips and panels, fused into a block: one row of a panel a vector.
+  transform.named_sequence @fuse_strip_fill(%fill: !transform.any_op {transform.consumed},
+                                            %forall: !transform.any_op {transform.readonly}) {
+    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
+    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:3 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    transform.yield
+  }
+
   // The zero fill of C in panels, fused into a block: one row of one panel a vector store.
   transform.named_sequence @fuse_panel_fill(%fill: !transform.any_op {transform.consumed},
                                             %forall: !transform.any_op {transform.readonly}) {
@@ -115,15 +151,17 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // The packing of B: a pad, a reshape and a linalg.transpose into panels, whose rows of one
-  // panel are copied as vectors.
+  // The packing of B (or A): a pad, a reshape and a linalg.transpose into panels (strips),
+  // 8 at a time per thread (scf.forall), each copied by vectors of 8 of its rows.
   transform.named_sequence @copy_panels(%pack: !transform.any_op {transform.consumed}) {
     %p = transform.cast %pack : !transform.any_op to !transform.op<"linalg.pack">
     %pad, %expand, %transpose = transform.structured.lower_pack %p
       : (!transform.op<"linalg.pack">)
       -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
-    %t, %l:2 = transform.structured.tile_using_for %transpose tile_sizes [1, 8, 0]
-      : (!transform.op<"linalg.transpose">) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %share, %forall = transform.structured.tile_using_forall %transpose tile_sizes [8, 0, 0]
+      : (!transform.op<"linalg.transpose">) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %share tile_sizes [1, 8, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "mlirpipe.panel_copy" : !transform.any_op
     transform.yield
   }
@@ -182,6 +220,9 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %preg vector_sizes [1, 8, 32, 1]
       {mlirpipe.sizes = [1, "register"], create_named_contraction} : !transform.any_op
+    %sreg = transform.structured.match attributes{mlirpipe.strip_register_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sreg {create_named_contraction} : !transform.any_op
     %copies = transform.structured.match attributes{mlirpipe.panel_copy} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %copies : !transform.any_op

@@ -1,12 +1,16 @@
-"""`mlirpipe-pack-matmul-rhs`: a matmul's right-hand side packed into panels of columns.
+"""`mlirpipe-pack-matmul`: a matmul's operands packed into panels (B) and strips (A).
 
 `C += A * B` on f32 tensors of static shapes, whose N is a multiple of the panel width W,
 becomes a `linalg.pack` of B into panels (`tensor<N/W x K x W>`: each panel's K rows of W
-floats contiguous) and a `linalg.contract` over the loops (panel, m, column in panel, k) that
-writes C seen as `tensor<M x N/W x W>` (an expand_shape: the same memory). A register tile then
-reads B's rows one after the other instead of N floats apart, which keeps the panel in the L1
-cache (rows N floats apart fall into a few of its sets when N is a power of two). Other
-matmuls (other element types, dynamic shapes, N not a multiple of W) are left as they are.
+floats contiguous) and a `linalg.contract` on them. With `rows=R` (and M a multiple of R), A
+is packed too, into strips of R rows (`tensor<M/R x K x R>`: the R values of one k
+contiguous), and the contract runs over (panel, strip, row in strip, column in panel, k),
+writing C seen as `tensor<M/R x R x N/W x W>`; else over (panel, m, column in panel, k),
+writing C seen as `tensor<M x N/W x W>` (expand_shapes: the same memory). A register tile of
+R x W then reads both operands one after the other instead of K or N floats apart: rows that
+far apart fall into a few sets of the L1 cache when K or N is a power of two. The contract is
+marked `mlirpipe.packed = "rhs"` or `"both"` for the transform script. Other matmuls (other
+element types, dynamic shapes, N not a multiple of W) are left as they are.
 """
 
 from __future__ import annotations
@@ -16,18 +20,23 @@ from ..op_query import all_ops
 from .blas.matching import Refused, operand_dims
 from .registry import PassBody, register
 
+PASS = "mlirpipe-pack-matmul"
 WIDTH_OPTION = "width"
+ROWS_OPTION = "rows"
+PACKED_ATTR = "mlirpipe.packed"
 
 
 @register(
-    "mlirpipe-pack-matmul-rhs",
-    "Pack the right-hand side of each f32 linalg.matmul of static shapes whose N is a multiple "
-    "of `width` (default 16) into panels of `width` columns, each panel's rows contiguous, and "
-    "compute the matmul as a linalg.contract on the panels",
-    options=(WIDTH_OPTION,),
+    PASS,
+    "Pack B of each f32 linalg.matmul of static shapes whose N is a multiple of `width` "
+    "(default 16) into panels of `width` columns, and with `rows=R` (default 0: A as it is) A "
+    "into strips of R rows when M is a multiple of R; the matmul becomes a linalg.contract on "
+    "the packed operands",
+    options=(WIDTH_OPTION, ROWS_OPTION),
 )
-def pack_matmul_rhs(options: dict[str, str]) -> PassBody:
-    width = _width(options.get(WIDTH_OPTION, "16"))
+def pack_matmul(options: dict[str, str]) -> PassBody:
+    width = _count(options.get(WIDTH_OPTION, "16"), WIDTH_OPTION, minimum=1)
+    rows = _count(options.get(ROWS_OPTION, "0"), ROWS_OPTION, minimum=0)
 
     def run(op, pass_) -> None:
         from ...mlir_env import ir
@@ -37,17 +46,19 @@ def pack_matmul_rhs(options: dict[str, str]) -> PassBody:
                 shapes = _packable(matmul, width, ir)
             except Refused:
                 continue
-            _rewrite(matmul, shapes, width, ir)
+            _rewrite(matmul, shapes, width, rows if rows and shapes[0] % rows == 0 else 0, ir)
 
     return run
 
 
-def _width(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+def _count(text: str, option: str, minimum: int) -> int:
+    if not text.isdigit() or int(text) < minimum:
+        what = "a positive integer" if minimum else "an integer of 0 or more"
         raise PipelineSpecError(
             Problem(
-                f"mlirpipe-pack-matmul-rhs: {WIDTH_OPTION}={text!r} is not a positive integer",
-                hint="give the panel width in columns, e.g. mlirpipe-pack-matmul-rhs{width=16}",
+                f"{PASS}: {option}={text!r} is not {what}",
+                hint=f"give the panel width in columns and the strip height in rows (0: A is "
+                f"not packed), e.g. {PASS}{{{WIDTH_OPTION}=16 {ROWS_OPTION}=4}}",
             )
         )
     return int(text)
@@ -74,7 +85,8 @@ def _packable(matmul, width: int, ir) -> tuple:
     return m, n, k, amap == (2, 0), bmap == (1, 2)
 
 
-def _rewrite(matmul, shapes: tuple, width: int, ir) -> None:
+def _rewrite(matmul, shapes: tuple, width: int, rows: int, ir) -> None:
+    """The matmul as a linalg.contract on B in panels (and A in strips when `rows`)."""
     from torch_mlir.dialects import linalg, tensor
 
     m, n, k, a_k_major, b_n_major = shapes
@@ -82,31 +94,40 @@ def _rewrite(matmul, shapes: tuple, width: int, ir) -> None:
     f32 = ir.F32Type.get()
     panels = n // width
     with ir.InsertionPoint(matmul), matmul.location:
-        empty = tensor.EmptyOp([panels, k, width], f32).result
-        if b_n_major:  # B is (n, k): panels of its rows are already (panel, k, column)
-            packed = linalg.pack(b, empty, inner_dims_pos=[0], inner_tiles=[width])
-        else:
-            packed = linalg.pack(
-                b, empty, inner_dims_pos=[1], inner_tiles=[width], outer_dims_perm=[1, 0]
-            )
-        c3_type = ir.RankedTensorType.get([m, panels, width], f32)
+        # B is (k, n), or (n, k) as a linear layer's weight: then its rows are panels' columns.
+        b_packed = _pack(b, [panels, k, width], width, tiled_dim=0 if b_n_major else 1, ir=ir)
+        d = [ir.AffineDimExpr.get(i) for i in range(5)]
+        if rows:  # loops (panel, strip, row in strip, column in panel, k)
+            a = _pack(a, [m // rows, k, rows], rows, tiled_dim=1 if a_k_major else 0, ir=ir)
+            c_shape, c_groups = [m // rows, rows, panels, width], ([0, 1], [2, 3])
+            dims = ([d[1], d[4], d[2]], [d[0], d[4], d[3]], [d[1], d[2], d[0], d[3]])
+        else:  # loops (panel, m, column in panel, k)
+            c_shape, c_groups = [m, panels, width], ([0], [1, 2])
+            dims = ([d[3], d[1]] if a_k_major else [d[1], d[3]], [d[0], d[3], d[2]])
+            dims += ([d[1], d[0], d[2]],)
         groups = ir.ArrayAttr.get(
             [
                 ir.ArrayAttr.get(
-                    [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in dims]
+                    [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in group]
                 )
-                for dims in ([0], [1, 2])
+                for group in c_groups
             ]
         )
-        c3 = tensor.expand_shape(c3_type, c, groups, [], [m, panels, width])
-        # Loops (panel, m, column in panel, k).
-        d = [ir.AffineDimExpr.get(i) for i in range(4)]
-        maps = [
-            ir.AffineMap.get(4, 0, [d[3], d[1]] if a_k_major else [d[1], d[3]]),
-            ir.AffineMap.get(4, 0, [d[0], d[3], d[2]]),
-            ir.AffineMap.get(4, 0, [d[1], d[0], d[2]]),
-        ]
-        result3 = linalg.contract(a, packed, outs=[c3], indexing_maps=maps)
-        result = tensor.collapse_shape(matmul.results[0].type, result3, groups)
+        c_view = tensor.expand_shape(ir.RankedTensorType.get(c_shape, f32), c, groups, [], c_shape)
+        loops = 5 if rows else 4
+        maps = [ir.AffineMap.get(loops, 0, list(e)) for e in dims]
+        contract = linalg.contract(a, b_packed, outs=[c_view], indexing_maps=maps)
+        contract.owner.attributes[PACKED_ATTR] = ir.StringAttr.get("both" if rows else "rhs")
+        result = tensor.collapse_shape(matmul.results[0].type, contract, groups)
     matmul.results[0].replace_all_uses_with(result)
     matmul.erase()
+
+
+def _pack(value, shape: list[int], tile: int, tiled_dim: int, ir):
+    """`value` (2-d) packed to `shape` (outer, other dim, tile) by tiling `tiled_dim`."""
+    from torch_mlir.dialects import linalg, tensor
+
+    empty = tensor.EmptyOp(shape, ir.F32Type.get()).result
+    if tiled_dim == 0:
+        return linalg.pack(value, empty, inner_dims_pos=[0], inner_tiles=[tile])
+    return linalg.pack(value, empty, inner_dims_pos=[1], inner_tiles=[tile], outer_dims_perm=[1, 0])

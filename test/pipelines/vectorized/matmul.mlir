@@ -1,9 +1,10 @@
-// A zero-filled matmul through refbackend-vectorized. After tile-and-vectorize: B copied into
-// panels of 16 columns (rows of one panel contiguous) as vectors; C, seen in panels too,
-// zero-filled a row of a panel at a time; register tiles of 4x16 as vector.contract on one
-// panel, the accumulator tile read once before the k loop, carried through it as an iter_arg
-// (no read or write of C inside), written once after it; no linalg op is left. After
-// lower-contractions: rows of vector.fma.
+// A zero-filled matmul through refbackend-vectorized. After pack-panels: B in panels of 16
+// columns and A in strips of 4 rows, the matmul a linalg.contract writing C seen in strips and
+// panels. After tile-and-vectorize: both copies as vectors; C zero-filled a row of a panel at a
+// time; register tiles of one strip by one panel (4x16) as vector.contract, the accumulator
+// tile read once before the k loop, carried through it as an iter_arg (no read or write of C
+// inside), written once after it; A's 4 values of one k are one contiguous read; no linalg op
+// is left. After lower-contractions: rows of vector.fma.
 // RUN: mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after pack-panels | filecheck %s --check-prefix=PACK
 // RUN: mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 // RUN: mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=FMA
@@ -11,25 +12,27 @@
 
 // PACK-LABEL: func.func @forward
 // PACK: %[[PANELS:.*]] = linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16] into %{{.*}} : tensor<48x32xf32> -> tensor<2x48x16xf32>
-// PACK: %[[C:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [64, 2, 16] : tensor<64x32xf32> into tensor<64x2x16xf32>
-// PACK: %[[R:.*]] = linalg.contract {{.*}} ins(%arg0, %[[PANELS]] : tensor<64x48xf32>, tensor<2x48x16xf32>) outs(%[[C]] : tensor<64x2x16xf32>)
-// PACK: tensor.collapse_shape %[[R]] {{\[\[}}0], [1, 2]] : tensor<64x2x16xf32> into tensor<64x32xf32>
+// PACK: %[[STRIPS:.*]] = linalg.pack %arg0 inner_dims_pos = [0] inner_tiles = [4] into %{{.*}} : tensor<64x48xf32> -> tensor<16x48x4xf32>
+// PACK: %[[C:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [16, 4, 2, 16] : tensor<64x32xf32> into tensor<16x4x2x16xf32>
+// PACK: %[[R:.*]] = linalg.contract {{.*}} {mlirpipe.packed = "both"} ins(%[[STRIPS]], %[[PANELS]] : tensor<16x48x4xf32>, tensor<2x48x16xf32>) outs(%[[C]] : tensor<16x4x2x16xf32>)
+// PACK: tensor.collapse_shape %[[R]] {{\[\[}}0, 1], [2, 3]] : tensor<16x4x2x16xf32> into tensor<64x32xf32>
 // PACK-NOT: linalg.matmul
 
 // VEC-LABEL: func.func @forward
 // VEC-NOT: linalg.
 // VEC: vector.transfer_read %{{.*}} : tensor<48x2x16xf32>, vector<8x16xf32>
-// VEC: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<1x1x16xf32>
-// VEC: %[[ACC:.*]] = vector.transfer_read %[[C:[a-z0-9_]+]][%[[I:[a-z0-9_]+]], %[[J:[a-z0-9_]+]], %c0]{{.*}} : tensor<64x2x16xf32>, vector<4x1x16xf32>
-// VEC-NEXT: %[[LOOP:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c48 step %c1 iter_args(%[[CT:.*]] = %[[C]], %[[A:.*]] = %[[ACC]]) -> (tensor<64x2x16xf32>, vector<4x1x16xf32>)
-// VEC-NOT: tensor<64x2x16xf32>, vector
-// VEC: vector.transfer_read %arg0[%[[I]], %[[K]]]{{.*}} vector<4x1xf32>
-// VEC: vector.transfer_read %{{.*}}[%[[J]], %[[K]], %c0]{{.*}} : tensor<2x48x16xf32>, vector<16xf32>
-// VEC-NOT: tensor<64x2x16xf32>, vector
-// VEC: vector.contract {{.*}} %[[A]] : vector<4x1xf32>, vector<1x1x16xf32> into vector<4x1x16xf32>
-// VEC-NEXT: scf.yield %[[CT]], %{{.*}} : tensor<64x2x16xf32>, vector<4x1x16xf32>
+// VEC: vector.transfer_read %{{.*}} : tensor<16x4x48xf32>, vector<8x4xf32>
+// VEC: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<1x1x1x16xf32>
+// VEC: %[[ACC:.*]] = vector.transfer_read %[[C:[a-z0-9_]+]][%[[S:[a-z0-9_]+]], %c0, %[[P:[a-z0-9_]+]], %c0]{{.*}} : tensor<16x4x2x16xf32>, vector<4x1x16xf32>
+// VEC-NEXT: %[[LOOP:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c48 step %c1 iter_args(%[[CT:.*]] = %[[C]], %[[A:.*]] = %[[ACC]]) -> (tensor<16x4x2x16xf32>, vector<4x1x16xf32>)
+// VEC-NOT: tensor<16x4x2x16xf32>, vector
+// VEC: vector.transfer_read %{{.*}}[%[[S]], %[[K]], %c0]{{.*}} : tensor<16x48x4xf32>, vector<4xf32>
+// VEC: vector.transfer_read %{{.*}}[%[[P]], %[[K]], %c0]{{.*}} : tensor<2x48x16xf32>, vector<16xf32>
+// VEC-NOT: tensor<16x4x2x16xf32>, vector
+// VEC: vector.contract {{.*}} %[[A]] : vector<1x4xf32>, vector<1x1x16xf32> into vector<4x1x16xf32>
+// VEC-NEXT: scf.yield %[[CT]], %{{.*}} : tensor<16x4x2x16xf32>, vector<4x1x16xf32>
 // VEC-NEXT: }
-// VEC-NEXT: vector.transfer_write %[[LOOP]]#1, %[[LOOP]]#0[%[[I]], %[[J]], %c0]
+// VEC-NEXT: vector.transfer_write %[[LOOP]]#1, %[[LOOP]]#0[%[[S]], %c0, %[[P]], %c0]
 // VEC-NOT: linalg.
 
 // FMA-LABEL: func.func @forward

@@ -1,22 +1,37 @@
-// mlirpipe-pack-matmul-rhs: B of an f32 matmul of static shapes whose N is a multiple of the
+// mlirpipe-pack-matmul: B of an f32 matmul of static shapes whose N is a multiple of the
 // panel width becomes panels (N/W x K x W), whatever B's and A's layout; the matmul a
-// linalg.contract writing C seen in panels. Other matmuls are left as they are.
-// RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul-rhs)' | filecheck %s
-// RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul-rhs{width=8})' | filecheck %s --check-prefix=W8
-// RUN: not mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul-rhs{width=0})' 2>&1 | filecheck %s --check-prefix=ERR
+// linalg.contract writing C seen in panels. With rows=R and M a multiple of R, A becomes
+// strips (M/R x K x R) too, and C is seen in strips and panels. Other matmuls are left as
+// they are.
+// RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul)' | filecheck %s
+// RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul{width=8})' | filecheck %s --check-prefix=W8
+// RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul{rows=4})' | filecheck %s --check-prefix=R4
+// RUN: not mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul{width=0})' 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: not mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul{rows=four})' 2>&1 | filecheck %s --check-prefix=ERR-ROWS
 
-// ERR: error: mlirpipe-pack-matmul-rhs: width='0' is not a positive integer
-// ERR-NEXT: hint: give the panel width in columns, e.g. mlirpipe-pack-matmul-rhs{width=16}
+// ERR: error: mlirpipe-pack-matmul: width='0' is not a positive integer
+// ERR-NEXT: hint: give the panel width in columns and the strip height in rows (0: A is not packed), e.g. mlirpipe-pack-matmul{width=16 rows=4}
+// ERR-ROWS: error: mlirpipe-pack-matmul: rows='four' is not an integer of 0 or more
 
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2)>
 // CHECK-LABEL: func.func @plain
+// CHECK-SAME: -> tensor<4x32xf32>
 // CHECK: %[[P:.*]] = linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16] into %{{.*}} : tensor<8x32xf32> -> tensor<2x8x16xf32>
 // CHECK: %[[C3:.*]] = tensor.expand_shape %arg2 {{\[\[}}0], [1, 2]] output_shape [4, 2, 16] : tensor<4x32xf32> into tensor<4x2x16xf32>
-// CHECK: %[[R:.*]] = linalg.contract indexing_maps = [#[[A]], #[[B]], #[[C]]] ins(%arg0, %[[P]] : tensor<4x8xf32>, tensor<2x8x16xf32>) outs(%[[C3]] : tensor<4x2x16xf32>)
+// CHECK: %[[R:.*]] = linalg.contract indexing_maps = [#[[A]], #[[B]], #[[C]]] {mlirpipe.packed = "rhs"} ins(%arg0, %[[P]] : tensor<4x8xf32>, tensor<2x8x16xf32>) outs(%[[C3]] : tensor<4x2x16xf32>)
 // CHECK: %[[R2:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0], [1, 2]] : tensor<4x2x16xf32> into tensor<4x32xf32>
 // CHECK: return %[[R2]]
+// R4-DAG: #[[RA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d2)>
+// R4-DAG: #[[RB:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>
+// R4-DAG: #[[RC:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d0, d3)>
+// R4-LABEL: func.func @plain
+// R4: %[[P:.*]] = linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16] into %{{.*}} : tensor<8x32xf32> -> tensor<2x8x16xf32>
+// R4: %[[S:.*]] = linalg.pack %arg0 inner_dims_pos = [0] inner_tiles = [4] into %{{.*}} : tensor<4x8xf32> -> tensor<1x8x4xf32>
+// R4: %[[C4:.*]] = tensor.expand_shape %arg2 {{\[\[}}0, 1], [2, 3]] output_shape [1, 4, 2, 16] : tensor<4x32xf32> into tensor<1x4x2x16xf32>
+// R4: %[[R:.*]] = linalg.contract indexing_maps = [#[[RA]], #[[RB]], #[[RC]]] {mlirpipe.packed = "both"} ins(%[[S]], %[[P]] : tensor<1x8x4xf32>, tensor<2x8x16xf32>) outs(%[[C4]] : tensor<1x4x2x16xf32>)
+// R4: tensor.collapse_shape %[[R]] {{\[\[}}0, 1], [2, 3]] : tensor<1x4x2x16xf32> into tensor<4x32xf32>
 // W8-LABEL: func.func @plain
 // W8: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [8] into %{{.*}} : tensor<8x32xf32> -> tensor<4x8x8xf32>
 func.func @plain(%a: tensor<4x8xf32>, %b: tensor<8x32xf32>, %c: tensor<4x32xf32>) -> tensor<4x32xf32> {
@@ -30,8 +45,13 @@ func.func @plain(%a: tensor<4x8xf32>, %b: tensor<8x32xf32>, %c: tensor<4x32xf32>
 // CHECK-DAG: #[[AT:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1)>
 // CHECK-LABEL: func.func @transposed
 // CHECK: %[[P:.*]] = linalg.pack %arg1 inner_dims_pos = [0] inner_tiles = [16] into %{{.*}} : tensor<32x8xf32> -> tensor<2x8x16xf32>
-// CHECK: linalg.contract indexing_maps = [#[[AT]], {{.*}}] ins(%arg0, %[[P]] : tensor<8x4xf32>, tensor<2x8x16xf32>)
+// CHECK: linalg.contract indexing_maps = [#[[AT]], {{.*}}] {mlirpipe.packed = "rhs"} ins(%arg0, %[[P]] : tensor<8x4xf32>, tensor<2x8x16xf32>)
 // CHECK-NOT: linalg.matmul
+// A stored (k, m) too: its columns are strips' rows.
+// R4-LABEL: func.func @transposed
+// R4: linalg.pack %arg1 inner_dims_pos = [0] inner_tiles = [16] into %{{.*}} : tensor<32x8xf32> -> tensor<2x8x16xf32>
+// R4: linalg.pack %arg0 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [4] into %{{.*}} : tensor<8x4xf32> -> tensor<1x8x4xf32>
+// R4: linalg.contract {{.*}} {mlirpipe.packed = "both"}
 func.func @transposed(%a: tensor<8x4xf32>, %b: tensor<32x8xf32>, %c: tensor<4x32xf32>) -> tensor<4x32xf32> {
   %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
     ins(%a, %b : tensor<8x4xf32>, tensor<32x8xf32>) outs(%c : tensor<4x32xf32>) -> tensor<4x32xf32>
@@ -52,4 +72,18 @@ func.func @kept(%a: tensor<4x8xf32>, %b: tensor<8x37xf32>, %c: tensor<4x37xf32>,
   %s = linalg.matmul ins(%x, %y : tensor<4x8xf64>, tensor<8x32xf64>) outs(%z : tensor<4x32xf64>) -> tensor<4x32xf64>
   %t = linalg.matmul ins(%d, %e : tensor<?x8xf32>, tensor<8x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
   return %r, %s, %t : tensor<4x37xf32>, tensor<4x32xf64>, tensor<?x32xf32>
+}
+
+// -----
+
+// With rows=4, an M that is not a multiple of 4 keeps A as it is (B is packed).
+// CHECK-LABEL: func.func @rows_left
+// R4-LABEL: func.func @rows_left
+// R4-NOT: inner_tiles = [4]
+// R4: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16]
+// R4-NOT: inner_tiles = [4]
+// R4: linalg.contract {{.*}} {mlirpipe.packed = "rhs"} ins(%arg0,
+func.func @rows_left(%a: tensor<6x8xf32>, %b: tensor<8x32xf32>, %c: tensor<6x32xf32>) -> tensor<6x32xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<6x8xf32>, tensor<8x32xf32>) outs(%c : tensor<6x32xf32>) -> tensor<6x32xf32>
+  return %r : tensor<6x32xf32>
 }
