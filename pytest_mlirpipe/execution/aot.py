@@ -170,6 +170,8 @@ static int mlirpipe_copy(mlirpipe_any *dst, const mlirpipe_any *src, int rank, s
   return 0;
 }
 
+__attribute__((visibility("hidden"))) void _mlir_memref_to_llvm_free(void *p);
+
 /* Free what the callee allocated for a result: not an input, not a global, not twice. */
 static void mlirpipe_release(void **seen, int n_seen, void *p) {
   if (!p || p == (void *)0xdeadbeef) return;
@@ -179,8 +181,11 @@ static void mlirpipe_release(void **seen, int n_seen, void *p) {
 """
 
 
-def c_shim(signature: EntrySignature, abi: EntryAbi, prefix: str = "mlirpipe") -> str:
-    """C source of the uniform entry point over the lowered function's own ABI."""
+def c_shim(
+    signature: EntrySignature, abi: EntryAbi, prefix: str = "mlirpipe", pooled: bool = False
+) -> str:
+    """C source of the uniform entry point over the lowered function's own ABI (`pooled`: the
+    code allocates through the buffer pool, so result buffers go back to it)."""
     _require_static_results(signature)
     ins, outs = signature.inputs, signature.results
     n_in = len(ins)
@@ -200,7 +205,9 @@ def c_shim(signature: EntrySignature, abi: EntryAbi, prefix: str = "mlirpipe") -
     unpacked += [f"*({struct_name(t)} **)args[{n_in + i}]" for i, t in enumerate(outs)]
     lines = [
         f'#include "{name}.h"',
-        _SHIM_RUNTIME,
+        _SHIM_RUNTIME.replace("  free(p);", f"  {POOL_SYMBOLS[1]}(p);")
+        if pooled
+        else _SHIM_RUNTIME,
         BF16_SOURCE.replace('"default"', '"hidden"'),
         *body,
         f"void {name}_packed(void **args) {{",
@@ -353,7 +360,7 @@ def build_shared_library(
     omp = openmp_runtime() if uses_openmp(llvm_ir) else None
     stand_in = omp is not None and omp.path is None  # parallel loops on one core, no libomp
     shim.write_text(
-        c_shim(signature, abi, prefix)
+        c_shim(signature, abi, prefix, pooled=uses_pool(llvm_ir))
         + (FALLBACK_SOURCE.replace('"default"', '"hidden"') if stand_in else "")
         + (POOL_SOURCE.replace('"default"', '"hidden"') if uses_pool(llvm_ir) else "")
     )

@@ -4,7 +4,8 @@ A pipeline whose memref lowering uses MLIR's generic allocation functions
 (`finalize-memref-to-llvm{use-generic-functions}`) calls `_mlir_memref_to_llvm_alloc(size)` and
 `_mlir_memref_to_llvm_free(ptr)` for every `memref.alloc`/`memref.dealloc`. The runtime defines
 them here: a block of at least POOL_MIN_BYTES, once freed, is kept (up to POOL_SLOTS blocks and
-POOL_MAX_BYTES in all, for the whole process) and handed to the next allocation it fits, so
+POOL_MAX_BYTES in all: one pool for all JIT-compiled code of the process, one in each model's
+.so; kept until the process ends) and handed to the next allocation it fits, so
 that a temporary of a few MB (the packed panels of a matmul) is page-faulted once, not at every
 call; glibc would give such a block back to the system at each free. Smaller blocks go to
 malloc and free directly. Without a C compiler the two names are libc's malloc and free.
@@ -19,9 +20,11 @@ POOL_MIN_BYTES = 64 << 10
 POOL_MAX_BYTES = 256 << 20
 POOL_SYMBOLS = ("_mlir_memref_to_llvm_alloc", "_mlir_memref_to_llvm_free")
 
-# Each block starts with a 64-byte header holding its size (the lowering aligns the rest
-# itself). The pool is a spin-locked array of (block, size): a lookup never reads a block it
-# does not own. A block is reused for a request of at least half its size.
+# Each block starts with a 64-byte header holding its size: what follows keeps malloc's
+# 16-byte alignment, and the lowering asks for more and aligns the pointer itself when a
+# memref.alloc has an alignment. The pool is a spin-locked array of (block, size): a lookup
+# never reads a block it does not own. A block is reused for a request of at least half its
+# size.
 POOL_SOURCE = (
     r"""
 #include <stdatomic.h>
@@ -39,6 +42,9 @@ static atomic_flag mlirpipe_pool_busy = ATOMIC_FLAG_INIT;
 
 static void mlirpipe_pool_lock(void) {
   while (atomic_flag_test_and_set_explicit(&mlirpipe_pool_busy, memory_order_acquire)) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
   }
 }
 static void mlirpipe_pool_unlock(void) {
@@ -63,6 +69,7 @@ __attribute__((visibility("default"))) void *_mlir_memref_to_llvm_alloc(uint64_t
     mlirpipe_pool_unlock();
     if (b) return b + 1;
   }
+  if (size > SIZE_MAX - sizeof(mlirpipe_block)) return NULL;
   mlirpipe_block *b = malloc(sizeof(mlirpipe_block) + size);
   if (!b) return NULL;
   b->size = size;
@@ -93,7 +100,7 @@ __attribute__((visibility("default"))) void _mlir_memref_to_llvm_free(void *p) {
 
 
 def uses_pool(llvm_ir: str) -> bool:
-    return POOL_SYMBOLS[0] in llvm_ir
+    return any(name in llvm_ir for name in POOL_SYMBOLS)
 
 
 def libc_addresses() -> dict[str, int]:

@@ -250,8 +250,11 @@ class NativeFunction:
         register_consumer: Callable[[str, int], None] | None = None,
         kind: str = "jit",
         runtime_lib: ctypes.CDLL | None = None,
+        free_result: Callable[[int], None] | None = None,
     ):
         self.signature = signature
+        # How the caller frees a result buffer the code allocated: as the code allocates.
+        self._free_result = free_result or _libc_free()
         self.abi = abi
         self.kind = kind
         self.native_abi = abi.abi  # the lowered code's own ABI (an AOT shim wraps it)
@@ -364,7 +367,7 @@ class NativeFunction:
         for i, t in enumerate(results):
             d = self._out_desc[i]
             self._outputs[i] = _read(d, t, self._outputs[i])
-        free = _libc_free()
+        free = self._free_result
         for d in self._out_desc:
             ptr = d.allocated
             if ptr and ptr != _GLOBAL_SENTINEL and ptr not in owned and ptr not in freed:
@@ -493,6 +496,7 @@ def jit(
         register_consumer=register,
         kind="jit",
         runtime_lib=lib,
+        free_result=_pool_free(lib) if buffer_pool.uses_pool(llvm_ir) else None,
     )
     fn.blas = blas
     fn.openmp = omp
@@ -542,6 +546,15 @@ def _register_runtime(
         ).items():
             register(name, address)
     return keep
+
+
+def _pool_free(lib: ctypes.CDLL | None) -> Callable[[int], None] | None:
+    """The pool's free (None without the runtime: then the pool's names are malloc and free)."""
+    if lib is None:
+        return None
+    return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
+        runtime.symbol_address(lib, buffer_pool.POOL_SYMBOLS[1])
+    )
 
 
 def _python_memref_copy() -> object:

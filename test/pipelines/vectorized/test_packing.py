@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from pytest_mlirpipe.execution.check import ModelChecker
+from pytest_mlirpipe.lowering.catalog import catalog_for
+from pytest_mlirpipe.lowering.stages import run_stages
 
 PIPELINE = "refbackend-vectorized"
 
@@ -29,22 +31,26 @@ func.func @forward(%a: {a_type}, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
 
 
 @pytest.mark.parametrize(
-    ("m", "k", "n", "a_k_major"),
+    ("m", "k", "n", "a_k_major", "packed"),
     [
-        (64, 48, 32, False),  # A in strips, B in panels, one block
-        (136, 36, 272, False),  # blocks of 16 panels x 16 strips with partial ones; K % 8 != 0
-        (64, 48, 32, True),  # A stored (k, m)
-        (6, 8, 32, False),  # M not a multiple of 4: B in panels only
-        (520, 600, 16, False),  # K above k-block-strips (512): two k blocks, the last partial
+        (64, 48, 32, False, "both"),  # A in strips, B in panels, one block
+        (136, 36, 272, False, "both"),  # partial blocks of 16 panels x 16 strips; K % 8 != 0
+        (64, 48, 32, True, "both"),  # A stored (k, m)
+        (6, 8, 32, False, "rhs"),  # M not a multiple of 4: B in panels only
+        (520, 600, 16, False, "both"),  # K above k-block-strips (512): two k blocks
     ],
 )
-def test_packed_matmuls_match_numpy(m, k, n, a_k_major, tmp_path):
+def test_packed_matmuls_match_numpy(m, k, n, a_k_major, packed, tmp_path):
+    ir = _matmul(m, k, n, a_k_major)
+    run = run_stages(ir, catalog_for([]).get(PIPELINE), stop_after="pack-panels")
+    assert f'mlirpipe.packed = "{packed}"' in run.snapshots[-1].ir
+
     rng = np.random.default_rng(m * n + k)
     a = rng.standard_normal((k, m) if a_k_major else (m, k), dtype=np.float32)
     b = rng.standard_normal((k, n), dtype=np.float32)
     checker = ModelChecker(cache_dir=None, mode="jit", work_dir=tmp_path)
 
-    got = checker.compile(_matmul(m, k, n, a_k_major), a, b, pipeline=PIPELINE)(a, b)
+    got = checker.compile(ir, a, b, pipeline=PIPELINE)(a, b)
 
     want = (a.T if a_k_major else a) @ b
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
