@@ -111,8 +111,8 @@ module attributes {transform.with_named_sequence} {
 
   // A matmul on panels of B and strips of A (the contract's loops: panel, strip, row in strip,
   // column in panel, k): blocks of `block-strips` (panels x strips) as scf.forall, a k loop of
-  // `k-block-strips`,
-  // register tiles of one strip by one panel (static: the packing's sizes), strip by strip.
+  // `k-block-strips`, register tiles of one strip by one panel (static: the packing's sizes),
+  // strip by strip.
   transform.named_sequence @tile_strip_matmul(%mm: !transform.any_op {transform.consumed}) {
     %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
     %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [16, 16]

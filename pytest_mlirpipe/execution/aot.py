@@ -170,13 +170,12 @@ static int mlirpipe_copy(mlirpipe_any *dst, const mlirpipe_any *src, int rank, s
   return 0;
 }
 
-__attribute__((visibility("hidden"))) void _mlir_memref_to_llvm_free(void *p);
-
-/* Free what the callee allocated for a result: not an input, not a global, not twice. */
+/* Free what the callee allocated for a result: not an input, not a global, not twice (with
+   MLIRPIPE_RESULT_FREE, which c_shim defines: free, or the buffer pool's). */
 static void mlirpipe_release(void **seen, int n_seen, void *p) {
   if (!p || p == (void *)0xdeadbeef) return;
   for (int i = 0; i < n_seen; ++i) if (seen[i] == p) return;
-  free(p);
+  MLIRPIPE_RESULT_FREE(p);
 }
 """
 
@@ -205,9 +204,13 @@ def c_shim(
     unpacked += [f"*({struct_name(t)} **)args[{n_in + i}]" for i, t in enumerate(outs)]
     lines = [
         f'#include "{name}.h"',
-        _SHIM_RUNTIME.replace("  free(p);", f"  {POOL_SYMBOLS[1]}(p);")
-        if pooled
-        else _SHIM_RUNTIME,
+        (
+            f'__attribute__((visibility("hidden"))) void {POOL_SYMBOLS[1]}(void *p);\n'
+            f"#define MLIRPIPE_RESULT_FREE {POOL_SYMBOLS[1]}"
+            if pooled
+            else "#define MLIRPIPE_RESULT_FREE free"
+        ),
+        _SHIM_RUNTIME,
         BF16_SOURCE.replace('"default"', '"hidden"'),
         *body,
         f"void {name}_packed(void **args) {{",
@@ -359,10 +362,11 @@ def build_shared_library(
     shim = out_dir / f"{name}_shim.c"
     omp = openmp_runtime() if uses_openmp(llvm_ir) else None
     stand_in = omp is not None and omp.path is None  # parallel loops on one core, no libomp
+    pooled = uses_pool(llvm_ir)  # memref.alloc/dealloc through the buffer pool
     shim.write_text(
-        c_shim(signature, abi, prefix, pooled=uses_pool(llvm_ir))
+        c_shim(signature, abi, prefix, pooled=pooled)
         + (FALLBACK_SOURCE.replace('"default"', '"hidden"') if stand_in else "")
-        + (POOL_SOURCE.replace('"default"', '"hidden"') if uses_pool(llvm_ir) else "")
+        + (POOL_SOURCE.replace('"default"', '"hidden"') if pooled else "")
     )
     # cc compiles the shim while LLVM compiles the model; then one link.
     shim_obj = out_dir / f"{name}_shim.o"
