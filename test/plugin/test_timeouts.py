@@ -38,7 +38,9 @@ with open(sys.argv[1], "a") as f:
     for pid in (os.getpid(), child.pid):
         f.write(f"{pid}@{psutil.Process(pid).create_time()!r}\\n")
 if mode in ("sleep", "print"):
-    child.wait()
+    # A child killed by the time limit (lit kills children first) is not a success: exiting 0
+    # then would race the kill of this process, and lit calls an exit status of 0 a PASS.
+    sys.exit(child.wait() or 1)
 '''
 
 LIT_CFG = """\
