@@ -45,6 +45,8 @@ def _load_installed() -> None:
         blas,
         forbid_ops,
         pack_matmul,
+        reshape_pairs,
+        scalar_loads,
         transform_script,
     )
 

@@ -2,10 +2,12 @@
 
 `C += A * B` on f32 tensors of static shapes, whose N is a multiple of the panel width W,
 becomes a `linalg.pack` of B into panels (`tensor<N/W x K x W>`: each panel's K rows of W
-floats contiguous) and a `linalg.contract` on them. With `rows=R` (and M a multiple of R), A
+floats contiguous) and a `linalg.contract` on them. With `rows=R` (and M at least R), A
 is packed too, into strips of R rows (`tensor<M/R x K x R>`: the R values of one k
 contiguous), and the contract runs over (panel, strip, row in strip, column in panel, k),
-writing C seen as `tensor<M/R x R x N/W x W>`; else over (panel, m, column in panel, k),
+writing C seen as `tensor<M/R x R x N/W x W>`; when R does not divide M, the last M mod R rows
+are a second contract on a strip of their own, and each writes its rows of C in place (a
+slice of it). Without `rows` (or with M < R) the contract runs over (panel, m, column in panel, k),
 writing C seen as `tensor<M x N/W x W>` (expand_shapes: the same memory). A register tile of
 R x W then reads both operands one after the other instead of K or N floats apart: rows that
 far apart fall into a few sets of the L1 cache when K or N is a power of two. The contract is
@@ -30,8 +32,8 @@ PACKED_ATTR = "mlirpipe.packed"
     PASS,
     "Pack B of each f32 linalg.matmul of static shapes whose N is a multiple of `width` "
     "(default 16) into panels of `width` columns, and with `rows=R` (default 0: A as it is) A "
-    "into strips of R rows when M is a multiple of R; the matmul becomes a linalg.contract on "
-    "the packed operands",
+    "into strips of R rows when M is at least R (the last M mod R rows a strip of their own); "
+    "the matmul becomes linalg.contracts on the packed operands",
     options=(WIDTH_OPTION, ROWS_OPTION),
 )
 def pack_matmul(options: dict[str, str]) -> PassBody:
@@ -46,7 +48,7 @@ def pack_matmul(options: dict[str, str]) -> PassBody:
                 shapes = _packable(matmul, width, ir)
             except Refused:
                 continue
-            _rewrite(matmul, shapes, width, rows if rows and shapes[0] % rows == 0 else 0, ir)
+            _rewrite(matmul, shapes, width, rows, ir)
 
     return run
 
@@ -86,41 +88,101 @@ def _packable(matmul, width: int, ir) -> tuple:
 
 
 def _rewrite(matmul, shapes: tuple, width: int, rows: int, ir) -> None:
-    """The matmul as a linalg.contract on B in panels (and A in strips when `rows`)."""
-    from torch_mlir.dialects import linalg, tensor
-
+    """The matmul as linalg.contracts on B in panels (and A in strips when `rows`): with M not
+    a multiple of `rows`, one on the strips of the first rows and one on a strip of the rest."""
     m, n, k, a_k_major, b_n_major = shapes
     a, b, c = matmul.operands
-    f32 = ir.F32Type.get()
-    panels = n // width
+    fill = _sole_fill(c, matmul)
     with ir.InsertionPoint(matmul), matmul.location:
         # B is (k, n), or (n, k) as a linear layer's weight: then its rows are panels' columns.
-        b_packed = _pack(b, [panels, k, width], width, tiled_dim=0 if b_n_major else 1, ir=ir)
-        d = [ir.AffineDimExpr.get(i) for i in range(5)]
-        if rows:  # loops (panel, strip, row in strip, column in panel, k)
-            a = _pack(a, [m // rows, k, rows], rows, tiled_dim=1 if a_k_major else 0, ir=ir)
-            c_shape, c_groups = [m // rows, rows, panels, width], ([0, 1], [2, 3])
-            dims = ([d[1], d[4], d[2]], [d[0], d[4], d[3]], [d[1], d[2], d[0], d[3]])
-        else:  # loops (panel, m, column in panel, k)
-            c_shape, c_groups = [m, panels, width], ([0], [1, 2])
-            dims = ([d[3], d[1]] if a_k_major else [d[1], d[3]], [d[0], d[3], d[2]])
-            dims += ([d[1], d[0], d[2]],)
-        groups = ir.ArrayAttr.get(
-            [
-                ir.ArrayAttr.get(
-                    [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in group]
-                )
-                for group in c_groups
-            ]
-        )
-        c_view = tensor.expand_shape(ir.RankedTensorType.get(c_shape, f32), c, groups, [], c_shape)
-        loops = 5 if rows else 4
-        maps = [ir.AffineMap.get(loops, 0, list(e)) for e in dims]
-        contract = linalg.contract(a, b_packed, outs=[c_view], indexing_maps=maps)
-        contract.owner.attributes[PACKED_ATTR] = ir.StringAttr.get("both" if rows else "rhs")
-        result = tensor.collapse_shape(matmul.results[0].type, contract, groups)
+        b_packed = _pack(b, [n // width, k, width], width, tiled_dim=0 if b_n_major else 1, ir=ir)
+        if not rows or m < rows:
+            result = _contract(a, b_packed, c, shapes, width, 0, ir)
+        elif m % rows == 0:
+            result = _contract(a, b_packed, c, shapes, width, rows, ir)
+        else:
+            # Rows [0, full) in strips of `rows`, rows [full, m) in one strip; each writes its
+            # rows of C in place (its own fill of them when C was filled).
+            full = m - m % rows
+            result = fill.operands[1] if fill else c
+            for start, count, height in ((0, full, rows), (full, m - full, m - full)):
+                a_rows = _rows(a, start, count, k, a_k_major, ir)
+                c_rows = _rows(result, start, count, n, False, ir)
+                if fill:
+                    c_rows = _filled(fill, c_rows)
+                part = (count, n, k, a_k_major, b_n_major)
+                c_rows = _contract(a_rows, b_packed, c_rows, part, width, height, ir)
+                result = _insert_rows(c_rows, result, start, count, n)
     matmul.results[0].replace_all_uses_with(result)
     matmul.erase()
+    if fill and rows and m >= rows and m % rows:
+        fill.erase()
+
+
+def _contract(a, b_packed, c, shapes: tuple, width: int, rows: int, ir):
+    """C (m x n) plus A times B in panels, as a linalg.contract (A in strips of `rows` when
+    `rows`: m is a multiple of it); the new C."""
+    from torch_mlir.dialects import linalg, tensor
+
+    m, n, k, a_k_major, _ = shapes
+    f32 = ir.F32Type.get()
+    panels = n // width
+    d = [ir.AffineDimExpr.get(i) for i in range(5)]
+    if rows:  # loops (panel, strip, row in strip, column in panel, k)
+        a = _pack(a, [m // rows, k, rows], rows, tiled_dim=1 if a_k_major else 0, ir=ir)
+        c_shape, c_groups = [m // rows, rows, panels, width], ([0, 1], [2, 3])
+        dims = ([d[1], d[4], d[2]], [d[0], d[4], d[3]], [d[1], d[2], d[0], d[3]])
+    else:  # loops (panel, m, column in panel, k)
+        c_shape, c_groups = [m, panels, width], ([0], [1, 2])
+        dims = ([d[3], d[1]] if a_k_major else [d[1], d[3]], [d[0], d[3], d[2]])
+        dims += ([d[1], d[0], d[2]],)
+    groups = ir.ArrayAttr.get(
+        [
+            ir.ArrayAttr.get(
+                [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in group]
+            )
+            for group in c_groups
+        ]
+    )
+    c_view = tensor.expand_shape(ir.RankedTensorType.get(c_shape, f32), c, groups, [], c_shape)
+    loops = 5 if rows else 4
+    maps = [ir.AffineMap.get(loops, 0, list(e)) for e in dims]
+    contract = linalg.contract(a, b_packed, outs=[c_view], indexing_maps=maps)
+    contract.owner.attributes[PACKED_ATTR] = ir.StringAttr.get("both" if rows else "rhs")
+    return tensor.collapse_shape(c.type, contract, groups)
+
+
+def _sole_fill(c, matmul):
+    """The linalg.fill that produced C, when the matmul is its only user; else None."""
+    owner = c.owner
+    if getattr(owner, "name", None) != "linalg.fill":
+        return None
+    users = {use.owner for use in c.uses}
+    return owner if users == {matmul} else None
+
+
+def _filled(fill, value):
+    """`value` filled with `fill`'s scalar (a new linalg.fill)."""
+    from torch_mlir.dialects import linalg
+
+    return linalg.fill(fill.operands[0], outs=[value])
+
+
+def _rows(value, start: int, count: int, other: int, transposed: bool, ir):
+    """Rows [start, start + count) of a 2-d tensor (columns when `transposed`; `other` is the
+    size of the other dimension)."""
+    from torch_mlir.dialects import tensor
+
+    f32 = ir.F32Type.get()
+    offsets, sizes = ([0, start], [other, count]) if transposed else ([start, 0], [count, other])
+    kind = ir.RankedTensorType.get(sizes, f32)
+    return tensor.extract_slice(kind, value, [], [], [], offsets, sizes, [1, 1])
+
+
+def _insert_rows(rows, dest, start: int, count: int, columns: int):
+    from torch_mlir.dialects import tensor
+
+    return tensor.insert_slice(rows, dest, [], [], [], [start, 0], [count, columns], [1, 1])
 
 
 def _pack(value, shape: list[int], tile: int, tiled_dim: int, ir):

@@ -1,8 +1,8 @@
 // mlirpipe-pack-matmul: B of an f32 matmul of static shapes whose N is a multiple of the
 // panel width becomes panels (N/W x K x W), whatever B's and A's layout; the matmul a
-// linalg.contract writing C seen in panels. With rows=R and M a multiple of R, A becomes
-// strips (M/R x K x R) too, and C is seen in strips and panels. Other matmuls are left as
-// they are.
+// linalg.contract writing C seen in panels. With rows=R and M of at least R, A becomes
+// strips (M/R x K x R) too, and C is seen in strips and panels; the M mod R rows left over are
+// a second contract on a strip of their own. Other matmuls are left as they are.
 // RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul)' | filecheck %s
 // RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul{width=8})' | filecheck %s --check-prefix=W8
 // RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-pack-matmul{rows=4})' | filecheck %s --check-prefix=R4
@@ -76,14 +76,67 @@ func.func @kept(%a: tensor<4x8xf32>, %b: tensor<8x37xf32>, %c: tensor<4x37xf32>,
 
 // -----
 
-// With rows=4, an M that is not a multiple of 4 keeps A as it is (B is packed).
-// CHECK-LABEL: func.func @rows_left
-// R4-LABEL: func.func @rows_left
-// R4-NOT: inner_tiles = [4]
-// R4: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16]
-// R4-NOT: inner_tiles = [4]
-// R4: linalg.contract {{.*}} {mlirpipe.packed = "rhs"} ins(%arg0,
-func.func @rows_left(%a: tensor<6x8xf32>, %b: tensor<8x32xf32>, %c: tensor<6x32xf32>) -> tensor<6x32xf32> {
+// With rows=4, an M that is not a multiple of 4: its first 4 rows in a strip of 4, the 2
+// left a strip of 2, each contract writing its rows of C in place.
+// CHECK-LABEL: func.func @rows_split
+// R4-LABEL: func.func @rows_split
+// R4: %[[P:.*]] = linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16]
+// R4: %[[A4:.*]] = tensor.extract_slice %arg0[0, 0] [4, 8] [1, 1] : tensor<6x8xf32> to tensor<4x8xf32>
+// R4: %[[C4:.*]] = tensor.extract_slice %arg2[0, 0] [4, 32] [1, 1] : tensor<6x32xf32> to tensor<4x32xf32>
+// R4: %[[S4:.*]] = linalg.pack %[[A4]] inner_dims_pos = [0] inner_tiles = [4] into %{{.*}} : tensor<4x8xf32> -> tensor<1x8x4xf32>
+// R4: %[[V4:.*]] = tensor.expand_shape %[[C4]]
+// R4: %[[R4:.*]] = linalg.contract {{.*}} {mlirpipe.packed = "both"} ins(%[[S4]], %[[P]] : tensor<1x8x4xf32>, tensor<2x8x16xf32>) outs(%[[V4]] : tensor<1x4x2x16xf32>)
+// R4: %[[D4:.*]] = tensor.collapse_shape %[[R4]]
+// R4: %[[I4:.*]] = tensor.insert_slice %[[D4]] into %arg2[0, 0] [4, 32] [1, 1] : tensor<4x32xf32> into tensor<6x32xf32>
+// R4: %[[A2:.*]] = tensor.extract_slice %arg0[4, 0] [2, 8] [1, 1] : tensor<6x8xf32> to tensor<2x8xf32>
+// R4: %[[C2:.*]] = tensor.extract_slice %[[I4]][4, 0] [2, 32] [1, 1] : tensor<6x32xf32> to tensor<2x32xf32>
+// R4: %[[S2:.*]] = linalg.pack %[[A2]] inner_dims_pos = [0] inner_tiles = [2] into %{{.*}} : tensor<2x8xf32> -> tensor<1x8x2xf32>
+// R4: %[[V2:.*]] = tensor.expand_shape %[[C2]]
+// R4: %[[R2:.*]] = linalg.contract {{.*}} {mlirpipe.packed = "both"} ins(%[[S2]], %[[P]] : tensor<1x8x2xf32>, tensor<2x8x16xf32>) outs(%[[V2]] : tensor<1x2x2x16xf32>)
+// R4: %[[D2:.*]] = tensor.collapse_shape %[[R2]]
+// R4: %[[I2:.*]] = tensor.insert_slice %[[D2]] into %[[I4]][4, 0] [2, 32] [1, 1] : tensor<2x32xf32> into tensor<6x32xf32>
+// R4: return %[[I2]]
+func.func @rows_split(%a: tensor<6x8xf32>, %b: tensor<8x32xf32>, %c: tensor<6x32xf32>) -> tensor<6x32xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<6x8xf32>, tensor<8x32xf32>) outs(%c : tensor<6x32xf32>) -> tensor<6x32xf32>
   return %r : tensor<6x32xf32>
+}
+
+// -----
+
+// C filled with zeros (A stored (k, m)): each part fills its own rows, of the fill's tensor.empty;
+// the fill of the whole C is gone.
+// CHECK-LABEL: func.func @rows_split_filled
+// R4-LABEL: func.func @rows_split_filled
+// R4: %[[E:.*]] = tensor.empty() : tensor<6x32xf32>
+// R4-NOT: linalg.fill {{.*}} -> tensor<6x32xf32>
+// R4: tensor.extract_slice %arg0[0, 0] [8, 4] [1, 1] : tensor<8x6xf32> to tensor<8x4xf32>
+// R4: %[[C4:.*]] = tensor.extract_slice %[[E]][0, 0] [4, 32] [1, 1]
+// R4: linalg.fill ins(%{{.*}} : f32) outs(%[[C4]] : tensor<4x32xf32>)
+// R4: %[[I4:.*]] = tensor.insert_slice %{{.*}} into %[[E]][0, 0] [4, 32] [1, 1]
+// R4: tensor.extract_slice %arg0[0, 4] [8, 2] [1, 1] : tensor<8x6xf32> to tensor<8x2xf32>
+// R4: %[[C2:.*]] = tensor.extract_slice %[[I4]][4, 0] [2, 32] [1, 1]
+// R4: linalg.fill ins(%{{.*}} : f32) outs(%[[C2]] : tensor<2x32xf32>)
+// R4-NOT: linalg.fill {{.*}} -> tensor<6x32xf32>
+// R4: return
+func.func @rows_split_filled(%a: tensor<8x6xf32>, %b: tensor<8x32xf32>) -> tensor<6x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<6x32xf32>) -> tensor<6x32xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%a, %b : tensor<8x6xf32>, tensor<8x32xf32>) outs(%c : tensor<6x32xf32>) -> tensor<6x32xf32>
+  return %r : tensor<6x32xf32>
+}
+
+// -----
+
+// With rows=4, an M below 4 keeps A as it is (B is packed).
+// CHECK-LABEL: func.func @rows_left
+// R4-LABEL: func.func @rows_left
+// R4-NOT: inner_tiles = [3]
+// R4: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16]
+// R4-NOT: inner_tiles = [3]
+// R4: linalg.contract {{.*}} {mlirpipe.packed = "rhs"} ins(%arg0,
+func.func @rows_left(%a: tensor<3x8xf32>, %b: tensor<8x32xf32>, %c: tensor<3x32xf32>) -> tensor<3x32xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<3x8xf32>, tensor<8x32xf32>) outs(%c : tensor<3x32xf32>) -> tensor<3x32xf32>
+  return %r : tensor<3x32xf32>
 }

@@ -33,10 +33,13 @@ func.func @forward(%a: {a_type}, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
 @pytest.mark.parametrize(
     ("m", "k", "n", "a_k_major", "packed"),
     [
-        (64, 48, 32, False, "both"),  # A in strips, B in panels, one block
+        (60, 48, 32, False, "both"),  # A in strips, B in panels, one block
+        (64, 48, 32, False, "both"),  # 10 strips of 6 rows, then a strip of the 4 left
         (136, 36, 272, False, "both"),  # partial blocks of 16 panels x 16 strips; K % 8 != 0
         (64, 48, 32, True, "both"),  # A stored (k, m)
-        (6, 8, 32, False, "rhs"),  # M not a multiple of 4: B in panels only
+        (67, 40, 48, False, "both"),  # a strip of 1 row left
+        (65, 40, 48, True, "both"),  # a strip of 5 rows left, A stored (k, m)
+        (4, 8, 32, False, "rhs"),  # M below the strip height: B in panels only
         (520, 600, 16, False, "both"),  # K above k-block-strips (512): two k blocks
     ],
 )
