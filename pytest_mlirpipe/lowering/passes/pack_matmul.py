@@ -153,12 +153,13 @@ def _contract(a, b_packed, c, shapes: tuple, width: int, rows: int, ir):
 
 
 def _sole_fill(c, matmul):
-    """The linalg.fill that produced C, when the matmul is its only user; else None."""
+    """The linalg.fill that produced C, when C is used once (as the matmul's C, not also as
+    its A or B, nor by another op); else None."""
     owner = c.owner
     if getattr(owner, "name", None) != "linalg.fill":
         return None
-    users = {use.owner for use in c.uses}
-    return owner if users == {matmul} else None
+    uses = list(c.uses)
+    return owner if len(uses) == 1 and uses[0].owner == matmul else None
 
 
 def _filled(fill, value):
@@ -180,6 +181,7 @@ def _rows(value, start: int, count: int, other: int, transposed: bool, ir):
 
 
 def _insert_rows(rows, dest, start: int, count: int, columns: int):
+    """`rows` (count x columns) written into `dest` from row `start` on."""
     from torch_mlir.dialects import tensor
 
     return tensor.insert_slice(rows, dest, [], [], [], [start, 0], [count, columns], [1, 1])

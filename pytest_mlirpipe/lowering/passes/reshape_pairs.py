@@ -1,5 +1,4 @@
-"""`mlirpipe-fold-reshape-pairs`: a memref.collapse_shape that undoes a memref.expand_shape is
-its source.
+"""`mlirpipe-fold-reshape-pairs`: a collapse_shape undoing an expand_shape is the latter's source.
 
 A matmul on packed operands writes C through an expand_shape (M/R x R x N/W x W) and returns it
 collapsed back to M x N. After bufferization the function returns

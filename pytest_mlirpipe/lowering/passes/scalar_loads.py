@@ -18,8 +18,9 @@ PASS = "mlirpipe-scalarize-extracted-loads"
 
 @register(
     PASS,
-    "Replace each 1-D vector.load, or in-bounds unmasked vector.transfer_read of a memref, "
-    "whose every use is a vector.extract of one element by a memref.load of each element "
+    "Replace each 1-D vector.load, or in-bounds unmasked vector.transfer_read along a "
+    "memref's last dimension, of scalars, whose every use is a vector.extract of one element "
+    "at a static position, by a memref.load of each element "
     "extracted (LLVM then broadcasts them from memory instead of holding the vector in a "
     "register)",
 )
@@ -44,15 +45,19 @@ def _scalarizable(read, ir):
     if not isinstance(result.type, ir.VectorType) or ir.VectorType(result.type).rank != 1:
         return None
     uses = [use.owner for use in result.uses]
-    if not uses or any(not _extracts_one_element(use, ir) for use in uses):
+    vector = ir.VectorType(result.type)
+    if not uses or any(not _extracts_one_element(use, vector.shape[0], ir) for use in uses):
         return None
     operands = list(read.operands)
+    memory = operands[0].type
+    if not isinstance(memory, ir.MemRefType) or ir.MemRefType(memory).element_type != (
+        vector.element_type
+    ):  # a tensor, or a memref of vectors
+        return None
     if read.name == "vector.load":
         return operands[0], operands[1:]
     # transfer_read: source, indices..., padding[, mask]; in bounds, minor identity, no mask.
     source = operands[0]
-    if not isinstance(source.type, ir.MemRefType):
-        return None
     rank = ir.MemRefType(source.type).rank
     if len(operands) != rank + 2:  # a mask
         return None
@@ -66,12 +71,14 @@ def _scalarizable(read, ir):
     return source, operands[1 : rank + 1]
 
 
-def _extracts_one_element(op, ir) -> bool:
-    return (
-        op.name == "vector.extract"
-        and len(op.operands) == 1  # a static position
-        and not isinstance(op.results[0].type, ir.VectorType)
-    )
+def _extracts_one_element(op, size: int, ir) -> bool:
+    """`op` is a vector.extract of one element at a static position inside the vector (-1, a
+    poison position, would become a load before it)."""
+    if op.name != "vector.extract" or len(op.operands) != 1:  # a dynamic position
+        return False
+    if isinstance(op.results[0].type, ir.VectorType):
+        return False
+    return 0 <= ir.DenseI64ArrayAttr(op.attributes["static_position"])[0] < size
 
 
 def _scalarize(read, source, indices, ir) -> None:

@@ -140,3 +140,21 @@ func.func @rows_left(%a: tensor<3x8xf32>, %b: tensor<8x32xf32>, %c: tensor<3x32x
   %r = linalg.matmul ins(%a, %b : tensor<3x8xf32>, tensor<8x32xf32>) outs(%c : tensor<3x32xf32>) -> tensor<3x32xf32>
   return %r : tensor<3x32xf32>
 }
+
+// -----
+
+// A fill read as A too (CSE merges equal fills): it stays, each part reads and slices it.
+// CHECK-LABEL: func.func @fill_read_twice
+// R4-LABEL: func.func @fill_read_twice
+// R4: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<7x16xf32>) -> tensor<7x16xf32>
+// R4: tensor.extract_slice %[[F]][0, 0] [4, 16]
+// R4: tensor.extract_slice %[[F]][0, 0] [4, 16]
+// R4: tensor.extract_slice %[[F]][4, 0] [3, 16]
+// R4: return
+func.func @fill_read_twice(%b: tensor<16x16xf32>) -> tensor<7x16xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<7x16xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<7x16xf32>) -> tensor<7x16xf32>
+  %r = linalg.matmul ins(%f, %b : tensor<7x16xf32>, tensor<16x16xf32>) outs(%f : tensor<7x16xf32>) -> tensor<7x16xf32>
+  return %r : tensor<7x16xf32>
+}

@@ -43,3 +43,17 @@ func.func @reads(%m: memref<4x6xf32>, %i: index, %j: index, %mask: vector<6xi1>)
   %g = vector.extract %col[1] : f32 from vector<4xf32>
   return %a, %b, %c, %d, %w, %e, %f, %g : f32, f32, f32, f32, vector<6xf32>, f32, f32, f32
 }
+
+// A poison position (-1), or a memref of vectors: the reads stay.
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: memref.load
+// CHECK: vector.load %arg0
+// CHECK: vector.load %arg1
+// CHECK-NOT: memref.load
+func.func @kept(%m: memref<4x6xf32>, %v: memref<4xvector<6xf32>>, %i: index, %j: index) -> (f32, f32) {
+  %a = vector.load %m[%i, %j] : memref<4x6xf32>, vector<6xf32>
+  %x = vector.extract %a[-1] : f32 from vector<6xf32>
+  %b = vector.load %v[%i] : memref<4xvector<6xf32>>, vector<6xf32>
+  %y = vector.extract %b[2] : f32 from vector<6xf32>
+  return %x, %y : f32, f32
+}

@@ -12,12 +12,12 @@ from pytest_mlirpipe.lowering.stages import run_stages
 PIPELINE = "refbackend-vectorized"
 
 
-def _matmul(m: int, k: int, n: int, a_k_major: bool) -> str:
+def _matmul(m: int, k: int, n: int, a_k_major: bool, init: float = 0.0) -> str:
     a_type = f"tensor<{k}x{m}xf32>" if a_k_major else f"tensor<{m}x{k}xf32>"
     a_map = "(k, m)" if a_k_major else "(m, k)"
     return f"""\
 func.func @forward(%a: {a_type}, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
-  %zero = arith.constant 0.0 : f32
+  %zero = arith.constant {init!r} : f32
   %e = tensor.empty() : tensor<{m}x{n}xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
   %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> {a_map}>,
@@ -31,20 +31,21 @@ func.func @forward(%a: {a_type}, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
 
 
 @pytest.mark.parametrize(
-    ("m", "k", "n", "a_k_major", "packed"),
+    ("m", "k", "n", "a_k_major", "packed", "init"),
     [
-        (60, 48, 32, False, "both"),  # A in strips, B in panels, one block
-        (64, 48, 32, False, "both"),  # 10 strips of 6 rows, then a strip of the 4 left
-        (136, 36, 272, False, "both"),  # partial blocks of 16 panels x 16 strips; K % 8 != 0
-        (64, 48, 32, True, "both"),  # A stored (k, m)
-        (67, 40, 48, False, "both"),  # a strip of 1 row left
-        (65, 40, 48, True, "both"),  # a strip of 5 rows left, A stored (k, m)
-        (4, 8, 32, False, "rhs"),  # M below the strip height: B in panels only
-        (520, 600, 16, False, "both"),  # K above k-block-strips (512): two k blocks
+        (13, 24, 32, False, "both", 2.5),  # C filled with 2.5: each part's rows filled with it
+        (60, 48, 32, False, "both", 0.0),  # A in strips, B in panels, one block
+        (64, 48, 32, False, "both", 0.0),  # 10 strips of 6 rows, then a strip of the 4 left
+        (136, 36, 272, False, "both", 0.0),  # partial blocks of 8 panels x 16 strips; K % 8 != 0
+        (64, 48, 32, True, "both", 0.0),  # A stored (k, m)
+        (67, 40, 48, False, "both", 0.0),  # a strip of 1 row left
+        (65, 40, 48, True, "both", 0.0),  # a strip of 5 rows left, A stored (k, m)
+        (4, 8, 32, False, "rhs", 0.0),  # M below the strip height: B in panels only
+        (520, 600, 16, False, "both", 0.0),  # K above k-block-strips (512): two k blocks
     ],
 )
-def test_packed_matmuls_match_numpy(m, k, n, a_k_major, packed, tmp_path):
-    ir = _matmul(m, k, n, a_k_major)
+def test_packed_matmuls_match_numpy(m, k, n, a_k_major, packed, init, tmp_path):
+    ir = _matmul(m, k, n, a_k_major, init)
     run = run_stages(ir, catalog_for([]).get(PIPELINE), stop_after="pack-panels")
     assert f'mlirpipe.packed = "{packed}"' in run.snapshots[-1].ir
 
@@ -55,5 +56,5 @@ def test_packed_matmuls_match_numpy(m, k, n, a_k_major, packed, tmp_path):
 
     got = checker.compile(ir, a, b, pipeline=PIPELINE)(a, b)
 
-    want = (a.T if a_k_major else a) @ b
+    want = (a.T if a_k_major else a) @ b + init
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
