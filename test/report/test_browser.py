@@ -7,6 +7,7 @@ import io
 import logging
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,14 +60,25 @@ LOADED = """() => {
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """Debian's Chromium driven by Playwright (its driver ships in the wheel: nothing is
-    downloaded); the browser's profile goes under the test's folder, not $TMPDIR."""
+    downloaded); the browser's profile goes under the test's folder, not $TMPDIR. Chromium
+    aborts when the path of its socket there passes 107 bytes (a deep $TMPDIR): then the
+    folder is a short one under /tmp, removed afterwards."""
     sync_api = pytest.importorskip("playwright.sync_api")
+    folder = tmp_path_factory.mktemp("chromium")
+    short = None
+    if len(str(folder)) > 48:  # + /org.chromium.Chromium.XXXXXX/SingletonSocket
+        short = Path(tempfile.mkdtemp(prefix="mlp-chromium-", dir="/tmp"))
+        folder = short
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TMPDIR", str(tmp_path_factory.mktemp("chromium")))
+        mp.setenv("TMPDIR", str(folder))
         with sync_api.sync_playwright() as playwright:
             chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-            yield chromium
-            chromium.close()
+            try:
+                yield chromium
+            finally:
+                chromium.close()
+                if short:
+                    shutil.rmtree(short, ignore_errors=True)
 
 
 @pytest.fixture
