@@ -92,13 +92,13 @@ def _rewrite(matmul, shapes: tuple, width: int, rows: int, ir) -> None:
     a multiple of `rows`, one on the strips of the first rows and one on a strip of the rest."""
     m, n, k, a_k_major, b_n_major = shapes
     a, b, c = matmul.operands
-    fill = _sole_fill(c, matmul)
+    rows = rows if m >= rows else 0  # fewer rows than a strip: A stays
+    split = bool(rows) and m % rows != 0
+    fill = _sole_fill(c, matmul) if split else None
     with ir.InsertionPoint(matmul), matmul.location:
         # B is (k, n), or (n, k) as a linear layer's weight: then its rows are panels' columns.
         b_packed = _pack(b, [n // width, k, width], width, tiled_dim=0 if b_n_major else 1, ir=ir)
-        if not rows or m < rows:
-            result = _contract(a, b_packed, c, shapes, width, 0, ir)
-        elif m % rows == 0:
+        if not split:
             result = _contract(a, b_packed, c, shapes, width, rows, ir)
         else:
             # Rows [0, full) in strips of `rows`, rows [full, m) in one strip; each writes its
@@ -115,7 +115,7 @@ def _rewrite(matmul, shapes: tuple, width: int, rows: int, ir) -> None:
                 result = _insert_rows(c_rows, result, start, count, n)
     matmul.results[0].replace_all_uses_with(result)
     matmul.erase()
-    if fill and rows and m >= rows and m % rows:
+    if fill:  # each part filled its own rows
         fill.erase()
 
 

@@ -42,11 +42,15 @@ _READS = ("vector.load", "vector.transfer_read")
 def _scalarizable(read, ir):
     """(memref, indices) of a read this pass rewrites, else None."""
     result = read.results[0]
-    if not isinstance(result.type, ir.VectorType) or ir.VectorType(result.type).rank != 1:
+    if not isinstance(result.type, ir.VectorType):
         return None
-    uses = [use.owner for use in result.uses]
     vector = ir.VectorType(result.type)
-    if not uses or any(not _extracts_one_element(use, vector.shape[0], ir) for use in uses):
+    uses = [use.owner for use in result.uses]
+    if (
+        vector.rank != 1
+        or not uses
+        or any(not _extracts_one_element(use, vector.shape[0], ir) for use in uses)
+    ):
         return None
     operands = list(read.operands)
     memory = operands[0].type
@@ -57,8 +61,7 @@ def _scalarizable(read, ir):
     if read.name == "vector.load":
         return operands[0], operands[1:]
     # transfer_read: source, indices..., padding[, mask]; in bounds, minor identity, no mask.
-    source = operands[0]
-    rank = ir.MemRefType(source.type).rank
+    rank = ir.MemRefType(memory).rank
     if len(operands) != rank + 2:  # a mask
         return None
     if "in_bounds" not in read.attributes:
@@ -68,7 +71,7 @@ def _scalarizable(read, ir):
     perm = ir.AffineMapAttr(read.attributes["permutation_map"]).value
     if perm != ir.AffineMap.get_minor_identity(rank, 1):
         return None
-    return source, operands[1 : rank + 1]
+    return operands[0], operands[1 : rank + 1]
 
 
 def _extracts_one_element(op, size: int, ir) -> bool:
