@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..atomic import write_atomic
+from ..lowering.host_cpu import first_cpu_fields
 
 CACHE_ENV = "MLIRPIPE_CACHE_DIR"
 # Bump when what is stored, or how it is produced, changes meaning.
@@ -104,18 +105,8 @@ def pass_code_digests() -> list[str]:
 @functools.cache
 def host_cpu() -> str:
     """The CPU that native code is compiled for (the JIT targets the host's features)."""
-    fields: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if key in ("model name", "flags", "Features", "CPU part") and key not in fields:
-                    fields[key] = " ".join(value.split())
-                if not line.strip() and fields:
-                    break  # the first processor is enough
-    except OSError:
-        pass
+    keys = ("model name", "flags", "Features", "CPU part")
+    fields = {k: v for k, v in first_cpu_fields().items() if k in keys}
     fields["machine"] = platform.machine() + " " + platform.processor()
     return "host " + "; ".join(f"{k}={v}" for k, v in sorted(fields.items()))
 

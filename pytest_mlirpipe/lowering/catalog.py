@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import PipelineSpecError, Problem
 from .external import TOOL_DIRS_ENV, tool_passes
+from .host_cpu import host_cpu_features
 from .passes.transform_script import SizesSyntaxError, parse_sizes
 from .spec import SIZES_ENV, PipelineCatalog, builtin_pipeline_dirs, load_catalog
 
@@ -28,7 +29,8 @@ def catalog_for(extra_dirs: Sequence[str | os.PathLike]) -> PipelineCatalog:
     # Where a pipeline's tool is found decides which passes it is checked against.
     tool_path = (os.environ.get(TOOL_DIRS_ENV, ""), os.environ.get("PATH", ""))
     sizes = tuple(size_overrides().items())
-    return _load(dirs, sizes, (_files_state([*dirs, *builtin_pipeline_dirs()]), tool_path))
+    cpu = tuple(sorted(host_cpu_features()))  # chooses each stage's [stage.cpu.FEATURE] table
+    return _load(dirs, sizes, cpu, (_files_state([*dirs, *builtin_pipeline_dirs()]), tool_path))
 
 
 def size_overrides() -> dict[str, tuple[int, ...]]:
@@ -47,13 +49,14 @@ def size_overrides() -> dict[str, tuple[int, ...]]:
 
 
 @functools.lru_cache(maxsize=4)
-def _load(dirs: tuple[str, ...], sizes: tuple, _state: tuple) -> PipelineCatalog:
+def _load(dirs: tuple[str, ...], sizes: tuple, cpu: tuple, _state: tuple) -> PipelineCatalog:
     return load_catalog(
         dirs,
         pass_exists=is_known_pass,
         known_passes=known_pass_names,
         tool_passes=tool_passes,
         size_overrides=dict(sizes),
+        cpu_features=cpu,
     )
 
 

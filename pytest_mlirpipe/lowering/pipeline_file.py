@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import Problem, did_you_mean
 from ..model import Location, Stage
+from .host_cpu import host_cpu_features, is_feature_name
 from .passes.transform_script import format_sizes
 from .pipeline_text import PipelineSyntaxError, parse_pipeline
 
@@ -17,8 +18,21 @@ _PIPELINE_KEYS = frozenset(
     {"name", "description", "input", "output", "extends", "remove", "tool", "timeout"}
 )
 _STAGE_KEYS = frozenset(
-    {"name", "passes", "reason", "after", "before", "replaces", "transform", "entry-point", "sizes"}
+    {
+        "name",
+        "passes",
+        "reason",
+        "after",
+        "before",
+        "replaces",
+        "transform",
+        "entry-point",
+        "sizes",
+        "cpu",
+    }
 )
+# What a [stage.cpu.FEATURE] table may set for a host with that feature.
+_CPU_KEYS = frozenset({"passes", "sizes", "reason"})
 # Sizes of transform scripts given for this run ($MLIRPIPE_TRANSFORM_SIZES), over the files'.
 SizeOverrides = dict[str, tuple[int, ...]]
 
@@ -32,6 +46,7 @@ class RawStage:
     line_range: tuple[int, int]
     checked: Stage | None = None  # set once check_stage accepted it
     size_overrides: SizeOverrides = field(default_factory=dict)
+    cpu_features: frozenset[str] | None = None  # None: the host's (host_cpu.py)
 
 
 @dataclass(slots=True)
@@ -193,6 +208,8 @@ def check_stage(
         )
     if not extending:
         _check_no_placement(data, name, loc, start, end, problems)
+    raw = for_this_cpu(raw, name, loc, problems)
+    data = raw.data
     transform = transform_fragment(raw, name, loc, problems)
     passes = _stage_passes(raw, name, loc, problems, optional="transform" in data)
     if passes is None:
@@ -226,6 +243,77 @@ def _check_stage_keys(data: dict, loc: Locator, start: int, end: int, problems: 
                     or f"known keys: {', '.join(sorted(_STAGE_KEYS))}",
                 )
             )
+
+
+def for_this_cpu(raw: RawStage, name: str, loc: Locator, problems: list[Problem]) -> RawStage:
+    """The stage as this host sees it: of its `[stage.cpu.FEATURE]` tables, the first (in file
+    order) whose feature the host has gives its `passes` and `reason` in place of the stage's
+    and its `sizes` over the stage's. Every table is checked, whichever the host picks."""
+    tables = raw.data.get("cpu")
+    if tables is None:
+        return raw
+    start, end = raw.line_range
+    if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+        problems.append(
+            Problem(
+                f"stage '{name}': cpu must hold one table per CPU feature, not {tables!r}",
+                loc.find("cpu", start, end),
+                "e.g. [stage.cpu.avx512f] below the stage, with passes = [...] and/or "
+                "sizes = { ... }",
+            )
+        )
+        return raw
+    features = raw.cpu_features if raw.cpu_features is not None else host_cpu_features()
+    chosen = None
+    for feature, table in tables.items():
+        where = _cpu_table_location(loc, feature, start, end)
+        named = is_feature_name(feature)
+        if not named:
+            problems.append(
+                Problem(
+                    f"stage '{name}': {feature!r} is not a CPU feature name",
+                    where,
+                    "name a feature as the host lists it (Linux: the flags in /proc/cpuinfo), "
+                    "e.g. [stage.cpu.avx512f]",
+                )
+            )
+        for key in table:
+            if key not in _CPU_KEYS:
+                problems.append(
+                    Problem(
+                        f"unknown key '{key}' in [stage.cpu.{feature}] of stage '{name}'",
+                        where,
+                        did_you_mean(key, _CPU_KEYS)
+                        or f"a cpu table sets {', '.join(sorted(_CPU_KEYS))}",
+                    )
+                )
+        if chosen is None and named and feature in features:
+            chosen = table
+    if chosen is None:
+        return raw
+    data = {k: v for k, v in raw.data.items() if k != "cpu"}
+    data.update({k: chosen[k] for k in ("passes", "reason") if k in chosen})
+    if "sizes" in chosen:
+        base, more = data.get("sizes", {}), chosen["sizes"]
+        both = isinstance(base, dict) and isinstance(more, dict)
+        data["sizes"] = {**base, **more} if both else more
+    return replace(raw, data=data)
+
+
+def cpu_sizes(data: dict) -> list[object]:
+    """The `sizes` of a stage's cpu tables (for the names a run may override)."""
+    tables = data.get("cpu")
+    if not isinstance(tables, dict):
+        return []
+    return [t["sizes"] for t in tables.values() if isinstance(t, dict) and "sizes" in t]
+
+
+def _cpu_table_location(loc: Locator, feature: str, start: int, end: int) -> Location:
+    for needle in (f"cpu.{feature}", f'cpu."{feature}"', feature):
+        where = loc.find(needle, start, end)
+        if where.col:
+            return where
+    return where
 
 
 def _check_no_placement(

@@ -8,7 +8,15 @@ from pathlib import Path
 
 from ..errors import PipelineSpecError, Problem, did_you_mean
 from ..model import ExternalTool, IRLevel, Location, Pipeline, Stage
-from .pipeline_file import KEBAB, Locator, RawPipeline, RawStage, check_stage, read_pipeline_file
+from .pipeline_file import (
+    KEBAB,
+    Locator,
+    RawPipeline,
+    RawStage,
+    check_stage,
+    cpu_sizes,
+    read_pipeline_file,
+)
 from .pipeline_text import PipelineSyntaxError, parse_pipeline
 
 _LEVELS = tuple(lvl.value for lvl in IRLevel)
@@ -59,6 +67,7 @@ def load_catalog(
     known_passes: Callable[[], Iterable[str]] | None = None,
     tool_passes: Callable[[ExternalTool], Collection[str] | None] | None = None,
     size_overrides: Mapping[str, tuple[int, ...]] | None = None,
+    cpu_features: Collection[str] | None = None,
 ) -> PipelineCatalog:
     """Load every `*.toml` under `extra_dirs` (first) and the shipped pipelines.
 
@@ -67,6 +76,7 @@ def load_catalog(
     are reported together, with close matches from `known_passes`); those of a pipeline run by
     an external tool are checked against `tool_passes(tool)` instead. `size_overrides` replace
     the sizes transform stages give their scripts (each name must be one some stage gives).
+    `cpu_features` choose each stage's `[stage.cpu.FEATURE]` table (None: the host's).
     """
     problems: list[Problem] = []
     raws: dict[str, RawPipeline] = {}
@@ -100,6 +110,10 @@ def load_catalog(
             level[raw.name] = raw
         for name, raw in level.items():
             raws.setdefault(name, raw)
+    if cpu_features is not None:
+        for raw in raws.values():
+            for rs in raw.stages:
+                rs.cpu_features = frozenset(cpu_features)
     if size_overrides:
         problems.extend(_apply_size_overrides(raws, size_overrides))
     resolved: dict[str, Pipeline] = {}
@@ -123,9 +137,10 @@ def _apply_size_overrides(
     for raw in raws.values():
         for rs in raw.stages:
             rs.size_overrides = dict(overrides)
-            sizes = rs.data.get("sizes")
-            if "transform" in rs.data and isinstance(sizes, dict):
-                declared.update(sizes)
+            if "transform" in rs.data:
+                for sizes in (rs.data.get("sizes"), *cpu_sizes(rs.data)):
+                    if isinstance(sizes, dict):
+                        declared.update(sizes)
     return [
         Problem(
             f"${SIZES_ENV} sets size '{name}', which no transform stage gives",
