@@ -6,8 +6,9 @@ plain pipeline (`refbackend-dps`: loops), `refbackend-dps-blas` (the same with t
 CBLAS calls writing into the caller's buffer), `refbackend-blas` (RefBackend's callback ABI:
 a fresh result buffer per call, copied out), `refbackend-vectorized` (MLIR alone: tiled and
 vectorized by a transform script, its blocks on OpenMP threads: libomp when it loads, else one
-core, as the first line says), and for the matmuls the BLAS library's sgemm called directly
-through ctypes. Every pipeline is checked against torch.
+core, as a first line says; its packing and tiles are those of the host's CPU features, e.g. 8x32
+register tiles with AVX-512, as the next line says), and for the matmuls the BLAS library's
+sgemm called directly through ctypes. Every pipeline is checked against torch.
 
 Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
 candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
@@ -112,6 +113,7 @@ def main() -> None:
     from pytest_mlirpipe.execution.check import ModelChecker
     from pytest_mlirpipe.execution.openmp import openmp_runtime, set_openmp_threads
     from pytest_mlirpipe.execution.timing import TimingConfig, measure
+    from pytest_mlirpipe.lowering.catalog import catalog_for
 
     lib = find_blas_library()
     checker = ModelChecker(cache_dir=None, mode=args.mode)
@@ -120,6 +122,9 @@ def main() -> None:
     pipelines = [PLAIN, BLAS, VECTORIZED] + ([] if args.no_callback else [CALLBACK_BLAS])
     print(f"BLAS: {lib.path} (prefix {lib.prefix!r}); torch {torch.__version__}, mode {args.mode}")
     print(f"{VECTORIZED}: {openmp_runtime().note}")
+    stages = {s.name: s.passes for s in catalog_for([]).get(VECTORIZED).stages}
+    print(f"{VECTORIZED} on this CPU: {stages['pack-panels'][0]}")
+    print(f"  and {stages['tile-and-vectorize'][0]}")
     print(f"load average at the start: {_load_average()}")
     print(
         f"timing: {args.rounds} rounds x 1 block of ~{args.block_seconds}s per candidate, "

@@ -148,3 +148,14 @@ def test_a_cpu_key_that_holds_no_tables_is_reported(tmp_path):
         "sizes = { ... }"
     ) in problems
 
+
+def test_the_shipped_vectorized_pipeline_picks_its_tiles_by_avx512f():
+    wide = load_catalog([], cpu_features=["avx2", "fma", "avx512f"]).get("refbackend-vectorized")
+    narrow = load_catalog([], cpu_features=["avx2", "fma"]).get("refbackend-vectorized")
+    pack = {s.name: s.passes for s in wide.stages}["pack-panels"]
+    assert pack == ("mlirpipe-pack-matmul{width=32}",)
+    assert {s.name: s.passes for s in narrow.stages}["pack-panels"] == (
+        "mlirpipe-pack-matmul{width=16 rows=6}",
+    )
+    tile = {s.name: s.passes for s in wide.stages}["tile-and-vectorize"][0]
+    assert "register=8,32,1" in tile and "register=4,16,1" not in tile

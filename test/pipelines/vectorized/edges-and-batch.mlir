@@ -1,8 +1,8 @@
 // Shapes the tiles do not divide (10x20 @ 20x37 against 4x16 register tiles) and a batched
 // matmul: the register loops are peeled, full tiles are plain vector.contract, the edges
 // masked ones of the same 4x16 size; no linalg op is left after tile-and-vectorize.
-// RUN: mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
-// RUN: mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=FMA
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=FMA
 
 // VEC-LABEL: func.func @forward
 // VEC-NOT: linalg.

@@ -4,8 +4,8 @@
 // memref.alloca_scope left (convert-scf-to-cf could not lower loops inside one); the
 // LLVM-dialect result keeps omp.parallel, which the translation to LLVM IR turns into
 // __kmpc_fork_call.
-// RUN: mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-vectors | filecheck %s --check-prefix=OMP
-// RUN: mlirpipe-opt %s --pipeline refbackend-vectorized | filecheck %s --check-prefix=LLVM
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-vectors | filecheck %s --check-prefix=OMP
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized | filecheck %s --check-prefix=LLVM
 
 // OMP-LABEL: func.func @forward
 // OMP-NOT: scf.forall

@@ -3,9 +3,9 @@
 // (mlirpipe-fold-reshape-pairs), so buffer-results-to-out-params makes the allocation the
 // out-param and nothing is copied. Also when M is not a multiple of the strip height (two
 // contracts, each writing its rows of C in place).
-// RUN: mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after fold-reshapes | filecheck %s --check-prefix=FOLD
-// RUN: mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after buffer-deallocation | filecheck %s
-// RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-fold-reshape-pairs)' | filecheck %s --check-prefix=PAIRS
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after fold-reshapes | filecheck %s --check-prefix=FOLD
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after buffer-deallocation | filecheck %s
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-fold-reshape-pairs)' | filecheck %s --check-prefix=PAIRS
 
 // FOLD-LABEL: func.func @strips
 // FOLD: %[[ALLOC:.*]] = memref.alloc() {{.*}} : memref<102x512xf32>

@@ -1,4 +1,6 @@
-"""Matmuls whose operands mlirpipe-pack-matmul packs, run through refbackend-vectorized."""
+"""Matmuls whose operands mlirpipe-pack-matmul packs, run through refbackend-vectorized as it
+is on a CPU with AVX2 (6x16 tiles, A in strips) and with AVX-512 (8x32 tiles, B in panels of
+32 only), whatever this host has: both are correct anywhere (LLVM splits or joins vectors)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pytest_mlirpipe.lowering.catalog import catalog_for
 from pytest_mlirpipe.lowering.stages import run_stages
 
 PIPELINE = "refbackend-vectorized"
+NARROW, WIDE = "avx2,fma", "avx2,fma,avx512f"
 
 
 def _matmul(m: int, k: int, n: int, a_k_major: bool, init: float = 0.0) -> str:
@@ -33,21 +36,30 @@ func.func @forward(%a: {a_type}, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
 @pytest.mark.parametrize(
     ("m", "k", "n", "a_k_major", "packed", "init"),
     [
-        (13, 24, 32, False, "both", 2.5),  # C filled with 2.5: each part's rows filled with it
-        (60, 48, 32, False, "both", 0.0),  # A in strips, B in panels, one block
-        (64, 48, 32, False, "both", 0.0),  # 10 strips of 6 rows, then a strip of the 4 left
-        (136, 36, 272, False, "both", 0.0),  # partial blocks of 8 panels x 16 strips; K % 8 != 0
-        (64, 48, 32, True, "both", 0.0),  # A stored (k, m)
-        (67, 40, 48, False, "both", 0.0),  # a strip of 1 row left
-        (65, 40, 48, True, "both", 0.0),  # a strip of 5 rows left, A stored (k, m)
-        (4, 8, 32, False, "rhs", 0.0),  # M below the strip height: B in panels only
-        (520, 600, 16, False, "both", 0.0),  # K above k-block-strips (512): two k blocks
+        # packed: (with AVX2, with AVX-512); None: the matmul is left as it is
+        (13, 24, 32, False, ("both", "rhs"), 2.5),  # C filled with 2.5: each part's rows too
+        (60, 48, 32, False, ("both", "rhs"), 0.0),  # A in strips, B in panels, one block
+        (64, 48, 32, False, ("both", "rhs"), 0.0),  # 10 strips of 6 rows, then one of 4
+        (136, 36, 272, False, ("both", None), 0.0),  # partial blocks; K % 8 != 0
+        (64, 48, 32, True, ("both", "rhs"), 0.0),  # A stored (k, m)
+        (67, 40, 48, False, ("both", None), 0.0),  # a strip of 1 row left
+        (65, 40, 48, True, ("both", None), 0.0),  # a strip of 5 rows left, A stored (k, m)
+        (4, 8, 32, False, ("rhs", "rhs"), 0.0),  # M below the strip height: B in panels only
+        (520, 600, 16, False, ("both", None), 0.0),  # K above k-block-strips (512)
+        (100, 600, 96, False, ("both", "rhs"), 0.0),  # K above k-block (512); M % 8 == 4
+        (70, 33, 160, True, ("both", "rhs"), 0.0),  # 5 panels of 32: a partial block of 2x4
     ],
 )
-def test_packed_matmuls_match_numpy(m, k, n, a_k_major, packed, init, tmp_path):
+@pytest.mark.parametrize("cpu", [NARROW, WIDE], ids=["avx2", "avx512f"])
+def test_packed_matmuls_match_numpy(m, k, n, a_k_major, packed, init, cpu, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", cpu)
     ir = _matmul(m, k, n, a_k_major, init)
     run = run_stages(ir, catalog_for([]).get(PIPELINE), stop_after="pack-panels")
-    assert f'mlirpipe.packed = "{packed}"' in run.snapshots[-1].ir
+    want_packed = packed[cpu == WIDE]
+    if want_packed is None:
+        assert "linalg.pack" not in run.snapshots[-1].ir
+    else:
+        assert f'mlirpipe.packed = "{want_packed}"' in run.snapshots[-1].ir
 
     rng = np.random.default_rng(m * n + k)
     a = rng.standard_normal((k, m) if a_k_major else (m, k), dtype=np.float32)
