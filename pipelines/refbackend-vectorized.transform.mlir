@@ -4,9 +4,9 @@
 //
 // A matmul whose B the stage before packed into panels (a linalg.contract over panel, m,
 // column in panel, k): blocks of `block-panels` (panels x rows) as scf.forall with the fill
-// of C fused in, a k loop of `k-block`, register tiles of `register` on one panel (its N the
-// panel width) walked column by column; the packing (lower_pack: a transpose) copied by
-// vectors of a panel's rows.
+// of C fused in, a k loop of `k-block-panels`, register tiles of `register-panels` on one panel
+// (its N the panel width) walked column by column; the packing (lower_pack: a transpose) copied
+// by vectors of a panel's rows.
 //
 // Per other matmul (linalg.matmul with any operand maps, linalg.batch_matmul): blocks of
 // `block` (M x N) as scf.forall (one block per thread when parallel), the zero fill of C fused
@@ -101,9 +101,9 @@ module attributes {transform.with_named_sequence} {
     transform.include @fuse_panel_fill failures(suppress) (%fill, %forall)
       : (!transform.any_op, !transform.any_op) -> ()
     %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 0, 256]
-      {mlirpipe.sizes = [0, 0, 0, "k-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      {mlirpipe.sizes = [0, 0, 0, "k-block-panels"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %reg, %rl:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1]
-      {mlirpipe.sizes = [1, "register"]}
+      {mlirpipe.sizes = [1, "register-panels"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %reg "mlirpipe.panel_register_tile" : !transform.any_op
     transform.yield
@@ -219,7 +219,7 @@ module attributes {transform.with_named_sequence} {
     %preg = transform.structured.match attributes{mlirpipe.panel_register_tile} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %preg vector_sizes [1, 8, 32, 1]
-      {mlirpipe.sizes = [1, "register"], create_named_contraction} : !transform.any_op
+      {mlirpipe.sizes = [1, "register-panels"], create_named_contraction} : !transform.any_op
     %sreg = transform.structured.match attributes{mlirpipe.strip_register_tile} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %sreg {create_named_contraction} : !transform.any_op

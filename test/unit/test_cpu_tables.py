@@ -153,9 +153,10 @@ def test_the_shipped_vectorized_pipeline_picks_its_tiles_by_avx512f():
     wide = load_catalog([], cpu_features=["avx2", "fma", "avx512f"]).get("refbackend-vectorized")
     narrow = load_catalog([], cpu_features=["avx2", "fma"]).get("refbackend-vectorized")
     pack = {s.name: s.passes for s in wide.stages}["pack-panels"]
-    assert pack == ("mlirpipe-pack-matmul{width=32}",)
+    assert pack == ("mlirpipe-pack-matmul{width=64}",)
     assert {s.name: s.passes for s in narrow.stages}["pack-panels"] == (
         "mlirpipe-pack-matmul{width=16 rows=6}",
     )
     tile = {s.name: s.passes for s in wide.stages}["tile-and-vectorize"][0]
-    assert "register=8,32,1" in tile and "register=4,16,1" not in tile
+    assert "register=8,32,1" in tile and "register-panels=4,64,1" in tile
+    assert "register=4,16,1" not in tile

@@ -5,18 +5,12 @@
 // tile read once before the k loop, carried through it as an iter_arg (no read or write of C
 // inside), written once after it; A's 6 values of one k are one contiguous read; no linalg op
 // is left. After lower-contractions: rows of vector.fma. After lower-vectors: A's 6 values read
-// as 6 scalars (LLVM broadcasts each from memory). That is the pipeline on a CPU with AVX2;
-// with AVX-512 (PACK512, VEC512, LOADS512): B in one panel of 32 columns, A as it is, register
-// tiles of 8x32 whose accumulator is carried through the k loop the same way, 8 scalar loads
-// of A's rows and one read of the panel's row for 8 vector.fma of 32 floats per k.
+// as 6 scalars (LLVM broadcasts each from memory).
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after pack-panels | filecheck %s --check-prefix=PACK
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=FMA
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-vectors | filecheck %s --check-prefix=LOADS
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized | filecheck %s --check-prefix=LLVM
-// RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after pack-panels | filecheck %s --check-prefix=PACK512
-// RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC512
-// RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-vectors | filecheck %s --check-prefix=LOADS512
 
 // PACK-LABEL: func.func @forward
 // PACK: %[[PANELS:.*]] = linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16] into %{{.*}} : tensor<48x32xf32> -> tensor<2x48x16xf32>
@@ -59,33 +53,6 @@
 
 // LLVM-NOT: linalg.
 // LLVM-COUNT-6: llvm.intr.fmuladd(%{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-
-// PACK512-LABEL: func.func @forward
-// PACK512: %[[PANELS:.*]] = linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [32] into %{{.*}} : tensor<48x32xf32> -> tensor<1x48x32xf32>
-// PACK512-NOT: linalg.pack
-// PACK512: linalg.contract {{.*}} {mlirpipe.packed = "rhs"} ins(%arg0, %[[PANELS]] : tensor<60x48xf32>, tensor<1x48x32xf32>) outs(%{{.*}} : tensor<60x1x32xf32>)
-// PACK512-NOT: linalg.matmul
-
-// VEC512-LABEL: func.func @forward
-// VEC512-NOT: linalg.
-// VEC512: %[[ACC:.*]] = vector.transfer_read %[[C:[a-z0-9_]+]][%[[M:[a-z0-9_]+]], %c0, %c0]{{.*}} : tensor<60x1x32xf32>, vector<8x1x32xf32>
-// VEC512-NEXT: %[[LOOP:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c48 step %c1 iter_args(%[[CT:.*]] = %[[C]], %[[A:.*]] = %[[ACC]]) -> (tensor<60x1x32xf32>, vector<8x1x32xf32>)
-// VEC512-NOT: tensor<60x1x32xf32>, vector
-// VEC512: vector.transfer_read %arg0[%[[M]], %[[K]]]{{.*}} : tensor<60x48xf32>, vector<8x1xf32>
-// VEC512: vector.transfer_read %{{.*}}[%c0, %[[K]], %c0]{{.*}} : tensor<1x48x32xf32>, vector<32xf32>
-// VEC512-NOT: tensor<60x1x32xf32>, vector
-// VEC512: vector.contract {{.*}} %[[A]] : vector<8x1xf32>, vector<1x1x32xf32> into vector<8x1x32xf32>
-// VEC512-NEXT: scf.yield %[[CT]], %{{.*}} : tensor<60x1x32xf32>, vector<8x1x32xf32>
-// VEC512-NEXT: }
-// VEC512-NEXT: vector.transfer_write %[[LOOP]]#1, %[[LOOP]]#0[%[[M]], %c0, %c0]
-// VEC512-NOT: linalg.
-
-// LOADS512-LABEL: func.func @forward
-// LOADS512: scf.for
-// LOADS512-COUNT-8: memref.load %arg0[{{.*}}] : memref<60x48xf32>
-// LOADS512: vector.transfer_read %{{.*}} : memref<1x48x32xf32>, vector<32xf32>
-// LOADS512-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
-// LOADS512: return
 
 func.func @forward(%a: tensor<60x48xf32>, %b: tensor<48x32xf32>) -> tensor<60x32xf32> {
   %zero = arith.constant 0.0 : f32

@@ -1,6 +1,7 @@
 """Matmuls whose operands mlirpipe-pack-matmul packs, run through refbackend-vectorized as it
-is on a CPU with AVX2 (6x16 tiles, A in strips) and with AVX-512 (8x32 tiles, B in panels of
-32 only), whatever this host has: both are correct anywhere (LLVM splits or joins vectors)."""
+is on a CPU with AVX2 (6x16 tiles, A in strips) and with AVX-512 (4x64 tiles, B in panels of
+64 only; 8x32 tiles on the matmuls left as they are), whatever this host has: both are correct
+anywhere (LLVM splits or joins vectors)."""
 
 from __future__ import annotations
 
@@ -37,17 +38,21 @@ func.func @forward(%a: {a_type}, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
     ("m", "k", "n", "a_k_major", "packed", "init"),
     [
         # packed: (with AVX2, with AVX-512); None: the matmul is left as it is
-        (13, 24, 32, False, ("both", "rhs"), 2.5),  # C filled with 2.5: each part's rows too
-        (60, 48, 32, False, ("both", "rhs"), 0.0),  # A in strips, B in panels, one block
-        (64, 48, 32, False, ("both", "rhs"), 0.0),  # 10 strips of 6 rows, then one of 4
+        (13, 24, 32, False, ("both", None), 2.5),  # C filled with 2.5: each part's rows too
+        (60, 48, 32, False, ("both", None), 0.0),  # A in strips, B in panels, one block
+        (64, 48, 32, False, ("both", None), 0.0),  # 10 strips of 6 rows, then one of 4
         (136, 36, 272, False, ("both", None), 0.0),  # partial blocks; K % 8 != 0
-        (64, 48, 32, True, ("both", "rhs"), 0.0),  # A stored (k, m)
+        (64, 48, 32, True, ("both", None), 0.0),  # A stored (k, m)
         (67, 40, 48, False, ("both", None), 0.0),  # a strip of 1 row left
         (65, 40, 48, True, ("both", None), 0.0),  # a strip of 5 rows left, A stored (k, m)
-        (4, 8, 32, False, ("rhs", "rhs"), 0.0),  # M below the strip height: B in panels only
+        (4, 8, 32, False, ("rhs", None), 0.0),  # M below the strip height: B in panels only
         (520, 600, 16, False, ("both", None), 0.0),  # K above k-block-strips (512)
-        (100, 600, 96, False, ("both", "rhs"), 0.0),  # K above k-block (512); M % 8 == 4
-        (70, 33, 160, True, ("both", "rhs"), 0.0),  # 5 panels of 32: a partial block of 2x4
+        (100, 600, 96, False, ("both", None), 0.0),  # K above k-block; 8x32 tiles and an edge
+        (70, 33, 160, True, ("both", None), 0.0),  # N % 64 != 0: left as it is with AVX-512
+        (30, 40, 64, False, ("both", "rhs"), 2.5),  # one panel of 64; 2 rows left by 4x64 tiles
+        (100, 1100, 128, False, ("both", "rhs"), 0.0),  # K above k-block-panels (1024)
+        (70, 33, 192, True, ("both", "rhs"), 0.0),  # A stored (k, m); a partial block of panels
+        (261, 17, 320, False, ("both", "rhs"), 0.0),  # partial blocks of 128 rows; 1 row left
     ],
 )
 @pytest.mark.parametrize("cpu", [NARROW, WIDE], ids=["avx2", "avx512f"])

@@ -1,0 +1,57 @@
+// A zero-filled matmul through refbackend-vectorized as it is on a CPU with AVX-512 (its
+// [stage.cpu.avx512f] tables; matmul.mlir shows the AVX2 form). After pack-panels: B in panels
+// of 64 columns, A as it is (no second pack), the matmul a linalg.contract writing C seen in
+// panels. After tile-and-vectorize: register tiles of 4 rows by one panel (4x64) whose
+// accumulator is read once before the k loop, carried through it as an iter_arg (no read or
+// write of C inside) and written once after it; per k, A's 4 values of the tile and one row of
+// the panel. After lower-vectors: 4 scalar loads of A and 4 vector.fma of 64 floats per k;
+// in the LLVM dialect, 4 fmuladd on vector<64xf32> (16 zmm accumulators) and no linalg op.
+// RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after pack-panels | filecheck %s --check-prefix=PACK
+// RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
+// RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-vectors | filecheck %s --check-prefix=LOADS
+// RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized | filecheck %s --check-prefix=LLVM
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after pack-panels | filecheck %s --check-prefix=NARROW
+
+// PACK-LABEL: func.func @forward
+// PACK: %[[PANELS:.*]] = linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [64] into %{{.*}} : tensor<48x128xf32> -> tensor<2x48x64xf32>
+// PACK-NOT: linalg.pack
+// PACK: linalg.contract {{.*}} {mlirpipe.packed = "rhs"} ins(%arg0, %[[PANELS]] : tensor<60x48xf32>, tensor<2x48x64xf32>) outs(%{{.*}} : tensor<60x2x64xf32>)
+// PACK-NOT: linalg.matmul
+
+// VEC-LABEL: func.func @forward
+// VEC-NOT: linalg.
+// VEC: %[[ACC:.*]] = vector.transfer_read %[[C:[a-z0-9_]+]][%[[M:[a-z0-9_]+]], %[[P:[a-z0-9_]+]], %c0]{{.*}} : tensor<60x2x64xf32>, vector<4x1x64xf32>
+// VEC-NEXT: %[[LOOP:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c48 step %c1 iter_args(%[[CT:.*]] = %[[C]], %[[A:.*]] = %[[ACC]]) -> (tensor<60x2x64xf32>, vector<4x1x64xf32>)
+// VEC-NOT: tensor<60x2x64xf32>, vector
+// VEC: vector.transfer_read %arg0[%[[M]], %[[K]]]{{.*}} : tensor<60x48xf32>, vector<4x1xf32>
+// VEC: vector.transfer_read %{{.*}}[%[[P]], %[[K]], %c0]{{.*}} : tensor<2x48x64xf32>, vector<64xf32>
+// VEC-NOT: tensor<60x2x64xf32>, vector
+// VEC: vector.contract {{.*}} %[[A]] : vector<4x1xf32>, vector<1x1x64xf32> into vector<4x1x64xf32>
+// VEC-NEXT: scf.yield %[[CT]], %{{.*}} : tensor<60x2x64xf32>, vector<4x1x64xf32>
+// VEC-NEXT: }
+// VEC-NEXT: vector.transfer_write %[[LOOP]]#1, %[[LOOP]]#0[%[[M]], %[[P]], %c0]
+// VEC-NOT: linalg.
+
+// LOADS-LABEL: func.func @forward
+// LOADS: scf.for
+// LOADS-COUNT-4: memref.load %arg0[{{.*}}] : memref<60x48xf32>
+// LOADS-NEXT: vector.transfer_read %{{.*}} : memref<2x48x64xf32>, vector<64xf32>
+// LOADS-COUNT-4: vector.fma %{{.*}} : vector<64xf32>
+// LOADS: return
+
+// LLVM-NOT: linalg.
+// LLVM-COUNT-4: llvm.intr.fmuladd(%{{.*}}) : (vector<64xf32>, vector<64xf32>, vector<64xf32>) -> vector<64xf32>
+// LLVM-NOT: linalg.
+
+// Without AVX-512 the same matmul gets 16-column panels and 6-row strips of A.
+// NARROW: linalg.pack %arg1 {{.*}} -> tensor<8x48x16xf32>
+// NARROW: linalg.pack %arg0 {{.*}} -> tensor<10x48x6xf32>
+// NARROW: mlirpipe.packed = "both"
+
+func.func @forward(%a: tensor<60x48xf32>, %b: tensor<48x128xf32>) -> tensor<60x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<60x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<60x128xf32>) -> tensor<60x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<60x48xf32>, tensor<48x128xf32>) outs(%f : tensor<60x128xf32>) -> tensor<60x128xf32>
+  return %r : tensor<60x128xf32>
+}
