@@ -152,13 +152,14 @@ module attributes {transform.with_named_sequence} {
   }
 
   // The packing of B (or A): a pad, a reshape and a linalg.transpose into panels (strips),
-  // 8 at a time per thread (scf.forall), each copied by vectors of 8 of its rows.
+  // `copy-panels` at a time per thread (scf.forall), each copied by vectors of 8 of its rows.
   transform.named_sequence @copy_panels(%pack: !transform.any_op {transform.consumed}) {
     %p = transform.cast %pack : !transform.any_op to !transform.op<"linalg.pack">
     %pad, %expand, %transpose = transform.structured.lower_pack %p
       : (!transform.op<"linalg.pack">)
       -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
     %share, %forall = transform.structured.tile_using_forall %transpose tile_sizes [8, 0, 0]
+      {mlirpipe.sizes = ["copy-panels", 0, 0]}
       : (!transform.op<"linalg.transpose">) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %share tile_sizes [1, 8, 0]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
