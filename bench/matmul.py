@@ -8,7 +8,11 @@ a fresh result buffer per call, copied out), `refbackend-vectorized` (MLIR alone
 vectorized by a transform script, its blocks on OpenMP threads: libomp when it loads, else one
 core, as a first line says; its packing and tiles are those of the host's CPU features, e.g. 8x32
 register tiles with AVX-512, as the next line says), and for the matmuls the BLAS library's
-sgemm called directly through ctypes. Every pipeline is checked against torch.
+sgemm called directly through ctypes. With --iree, IREE's default llvm-cpu codegen too
+(`iree-base-compiler` and `iree-base-runtime`, which the project does not install: e.g.
+`pip install --no-deps --target DIR iree-base-compiler==3.13.0 iree-base-runtime==3.13.0` and
+`PYTHONPATH=DIR`), compiled for the host CPU and run on a local-task device of as many threads.
+Every pipeline, and IREE, is checked against torch.
 
 Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
 candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
@@ -22,7 +26,7 @@ at each thread count, and the machine's load average.
 
 Usage: python bench/matmul.py [--sizes 256,512,1024,2048] [--threads 1,2] [--rounds 7]
        [--block-seconds 0.2] [--pause 0.25] [--plain-max-gflop 0.3] [--peak-per-core 117.4]
-       [--no-callback] [--no-mlp] [--mode jit|aot]
+       [--no-callback] [--no-mlp] [--mode jit|aot] [--iree]
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ BLAS = "refbackend-dps-blas"
 CALLBACK_BLAS = "refbackend-blas"
 VECTORIZED = "refbackend-vectorized"
 DIRECT = "cblas_sgemm (ctypes)"
+IREE = "iree llvm-cpu"
 
 
 @dataclass
@@ -104,7 +109,9 @@ def main() -> None:
     ap.add_argument("--no-callback", action="store_true", help=f"leave out {CALLBACK_BLAS}")
     ap.add_argument("--no-mlp", action="store_true")
     ap.add_argument("--mode", choices=["jit", "aot"], default="jit")
+    ap.add_argument("--iree", action="store_true", help="time IREE's llvm-cpu matmuls too")
     args = ap.parse_args()
+    iree = _import_iree() if args.iree else None
 
     import numpy as np
     import torch
@@ -125,6 +132,10 @@ def main() -> None:
     stages = {s.name: s.passes for s in catalog_for([]).get(VECTORIZED).stages}
     print(f"{VECTORIZED} on this CPU: {stages['pack-panels'][0]}")
     print(f"  and {stages['tile-and-vectorize'][0]}")
+    if iree is not None:
+        from importlib.metadata import version
+
+        print(f"IREE: {iree[0].__file__} (iree-base-compiler {version('iree-base-compiler')})")
     print(f"load average at the start: {_load_average()}")
     print(
         f"timing: {args.rounds} rounds x 1 block of ~{args.block_seconds}s per candidate, "
@@ -134,9 +145,19 @@ def main() -> None:
     for w in workloads(sizes, not args.no_mlp):
         with torch.no_grad():
             expected = w.model(*w.inputs).numpy()
+        scale = float(np.abs(expected).max())
         calls = {"torch": _torch_call(w.model, w.inputs)}
+        by_threads: dict[int, dict] = {t: {} for t in thread_counts}
         if w.name.startswith("matmul"):  # the library alone: the floor of any -blas pipeline
             calls[DIRECT] = _direct_sgemm(lib, *w.inputs)
+            if iree is not None:
+                for t, call in _iree_calls(iree, *w.inputs, thread_counts).items():
+                    got = call()
+                    if not np.allclose(
+                        got, expected, rtol=1e-3, atol=1e-4 * np.abs(expected).max()
+                    ):
+                        raise SystemExit(f"{w.name}: IREE differs from torch")
+                    by_threads[t][IREE] = call
         for p in pipelines:
             if p == PLAIN and w.flops / 1e9 > args.plain_max_gflop:
                 continue
@@ -145,7 +166,6 @@ def main() -> None:
             call = fn.bind(*w.inputs)
             call()
             got = fn.outputs()[0]
-            scale = float(np.abs(expected).max())
             if not np.allclose(got, expected, rtol=1e-3, atol=1e-4 * scale):
                 raise SystemExit(
                     f"{w.name}: {p} differs from torch (max abs err "
@@ -163,7 +183,7 @@ def main() -> None:
                 threads=threads,
             )
             with torch.no_grad():
-                timings = measure(calls, config)
+                timings = measure({**calls, **by_threads[threads]}, config)
             ref = timings["torch"]
             peak = args.peak_per_core * threads
             for name, t in timings.items():
@@ -215,15 +235,16 @@ def main() -> None:
     print(f"load average at the end: {_load_average()}")
 
 
-SIDE_BY_SIDE = ("torch", DIRECT, VECTORIZED)
+SIDE_BY_SIDE = ("torch", DIRECT, VECTORIZED, IREE)
 
 
 def _print_side_by_side(rows: list[list[str]], thread_counts: list[int]) -> None:
     """The matmuls: GFLOP/s (share of peak) of torch, sgemm and the MLIR-only pipeline."""
     cell = {(r[0], r[1], r[2]): f"{r[5]} ({r[7]})" for r in rows if len(r) > 7}
-    header = ["workload"] + [f"{c} {t}thr" for t in thread_counts for c in SIDE_BY_SIDE]
+    shown = [c for c in SIDE_BY_SIDE if any(k[2] == c for k in cell)]
+    header = ["workload"] + [f"{c} {t}thr" for t in thread_counts for c in shown]
     table = [
-        [w] + [cell.get((w, str(t), c), "-") for t in thread_counts for c in SIDE_BY_SIDE]
+        [w] + [cell.get((w, str(t), c), "-") for t in thread_counts for c in shown]
         for w in dict.fromkeys(r[0] for r in rows if r[0].startswith("matmul"))
     ]
     print("median GFLOP/s (share of peak x threads):")
@@ -260,6 +281,52 @@ def _direct_sgemm(lib, a, b):
 
     call.keep = (a, b, c)  # type: ignore[attr-defined]
     return call
+
+
+def _import_iree():
+    try:
+        import iree.compiler as compiler
+        import iree.runtime as runtime
+    except ImportError as exc:
+        raise SystemExit(
+            f"--iree: IREE's Python packages do not import ({exc}); install them beside the "
+            "project, e.g. pip install --no-deps --target DIR iree-base-compiler==3.13.0 "
+            "iree-base-runtime==3.13.0, and run with PYTHONPATH=DIR"
+        ) from None
+    return compiler, runtime
+
+
+def _iree_calls(iree, a, b, thread_counts: list[int]) -> dict:
+    """The matmul compiled by IREE (llvm-cpu for the host CPU, default flags), one call per
+    thread count, each on a local-task device of that many threads; inputs on the device."""
+    compiler, runtime = iree
+    (m, k), n = a.shape, b.shape[1]
+    ta, tb, tc = (f"tensor<{x}x{y}xf32>" for x, y in ((m, k), (k, n), (m, n)))
+    source = f"""func.func @mm(%a: {ta}, %b: {tb}) -> {tc} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {tc}
+  %c = linalg.fill ins(%zero : f32) outs(%e : {tc}) -> {tc}
+  %r = linalg.matmul ins(%a, %b : {ta}, {tb}) outs(%c : {tc}) -> {tc}
+  return %r : {tc}
+}}"""
+    vmfb = compiler.compile_str(
+        source, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"]
+    )
+    calls = {}
+    for threads in thread_counts:
+        runtime.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+        device = runtime.get_driver("local-task").create_default_device()
+        context = runtime.SystemContext(config=runtime.Config(device=device))
+        context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
+        fn = context.modules.module["mm"]
+        args = [runtime.asdevicearray(device, x.numpy()) for x in (a, b)]
+
+        def call(fn=fn, args=args):
+            return fn(*args).to_host()
+
+        call.keep = (context, device)  # type: ignore[attr-defined]
+        calls[threads] = call
+    return calls
 
 
 def _torch_call(model, inputs):
