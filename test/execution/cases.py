@@ -15,18 +15,19 @@ from torch import nn
 # Every case runs under these; TOSA-expressible cases add `tosa`.
 BASE = ("refbackend", "refbackend-dps", "refbackend-vectorized")
 WITH_TOSA = (*BASE, "tosa")
-# Cases with a matmul also run with their matmuls as BLAS calls: each base pipeline's -blas twin.
-BLAS_TWINS = {
-    "refbackend": "refbackend-blas",
-    "refbackend-dps": "refbackend-dps-blas",
-    "tosa": "tosa-blas",
-    "onnx-linalg": "onnx-linalg-blas",
+# Cases with a matmul also run with their matmuls as BLAS calls (each base pipeline's -blas
+# twin) and, from TOSA, tiled and vectorized by MLIR alone (refbackend-vectorized is in BASE).
+MATMUL_TWINS = {
+    "refbackend": ("refbackend-blas",),
+    "refbackend-dps": ("refbackend-dps-blas",),
+    "tosa": ("tosa-blas", "tosa-vectorized"),
+    "onnx-linalg": ("onnx-linalg-blas",),
 }
 
 
-def with_blas(pipelines: tuple[str, ...]) -> tuple[str, ...]:
-    """`pipelines` followed by the -blas twin of each."""
-    return (*pipelines, *(BLAS_TWINS[p] for p in pipelines if p in BLAS_TWINS))
+def with_matmul_twins(pipelines: tuple[str, ...]) -> tuple[str, ...]:
+    """`pipelines` followed by the twins of each that lower matmuls another way."""
+    return (*pipelines, *(t for p in pipelines for t in MATMUL_TWINS.get(p, ())))
 
 
 def is_blas(pipeline: str) -> bool:
@@ -296,7 +297,7 @@ CASES: list[Case] = [
         "matmul-ones-2x2",
         MatmulOnes,
         inputs(randn(2, 2)),
-        pipelines=with_blas(WITH_TOSA),
+        pipelines=with_matmul_twins(WITH_TOSA),
         flops=2 * 2 * 2 * 2,
     ),
     Case("add-10", Add, inputs(randn(10), randn(10)), flops=10),
@@ -304,34 +305,34 @@ CASES: list[Case] = [
         "addmm",
         Addmm,
         inputs(randn(4, 5), randn(4, 3), randn(3, 5)),
-        pipelines=with_blas(WITH_TOSA),
+        pipelines=with_matmul_twins(WITH_TOSA),
         flops=2 * 4 * 3 * 5 + 20,
     ),
     Case(
         "mlp",
         mlp,
         inputs(randn(8, 32)),
-        pipelines=with_blas(WITH_TOSA),
+        pipelines=with_matmul_twins(WITH_TOSA),
         flops=2 * 8 * (32 * 64 + 64 * 10),
     ),
     Case(
         "linear-bias",
         linear,
         inputs(randn(4, 16)),
-        pipelines=with_blas(WITH_TOSA),
+        pipelines=with_matmul_twins(WITH_TOSA),
         flops=2 * 4 * 16 * 8,
     ),
     Case(
         "bmm",
         Bmm,
         inputs(randn(2, 4, 8), randn(2, 8, 3)),
-        pipelines=with_blas(WITH_TOSA),
+        pipelines=with_matmul_twins(WITH_TOSA),
         flops=2 * 2 * 4 * 8 * 3,
     ),
     Case("conv2d", conv2d, inputs(randn(1, 3, 8, 8)), flops=2 * 4 * 8 * 8 * 3 * 9),
     Case("softmax", Softmax, inputs(randn(4, 16))),
     Case("layernorm", layernorm, inputs(randn(4, 16))),
-    Case("attention", Attention, inputs(randn(1, 6, 16)), pipelines=with_blas(WITH_TOSA)),
+    Case("attention", Attention, inputs(randn(1, 6, 16)), pipelines=with_matmul_twins(WITH_TOSA)),
     Case("reductions", Reductions, inputs(randn(5, 7))),
     Case("broadcast-chain", BroadcastChain, inputs(randn(4, 1), randn(1, 5), randn(5))),
     Case(
@@ -344,7 +345,7 @@ CASES: list[Case] = [
         "float64",
         Float64,
         inputs(randn(3, 4, dtype=torch.float64), randn(4, 2, dtype=torch.float64)),
-        pipelines=with_blas(BASE),
+        pipelines=with_matmul_twins(BASE),
     ),
     Case("scalars", Scalars, inputs(randn(3), randn())),
     Case(

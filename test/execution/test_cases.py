@@ -54,7 +54,7 @@ def test_onnx_matmul_matches_torch_matmul_through_onnx_linalg_and_refbackend(mli
         onnx_matmul(),
         a,
         b,
-        pipelines=["onnx-linalg", "refbackend"],
+        pipelines=["onnx-linalg", "refbackend", "onnx-linalg-vectorized"],
         reference=torch.matmul,
         name="onnx-matmul",
         flops=2 * 2 * 3 * 4,
@@ -62,6 +62,7 @@ def test_onnx_matmul_matches_torch_matmul_through_onnx_linalg_and_refbackend(mli
     assert {o.pipeline: o.abi for o in outcomes} == {
         "onnx-linalg": "returned-memrefs",
         "refbackend": "refbackend-callback",
+        "onnx-linalg-vectorized": "destination-passing",
     }
 
 
@@ -86,7 +87,12 @@ def test_onnx_matmul_matches_torch_matmul_with_blas_calls(mlirpipe) -> None:
 
 
 @pytest.mark.parametrize(
-    "pipeline", ["onnx-linalg", pytest.param("onnx-linalg-blas", marks=needs_openblas)]
+    "pipeline",
+    [
+        "onnx-linalg",
+        pytest.param("onnx-linalg-blas", marks=needs_openblas),
+        "onnx-linalg-vectorized",
+    ],
 )
 def test_onnx_gemm_relu_matches_onnx_reference_evaluator(mlirpipe, pipeline: str) -> None:
     x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
