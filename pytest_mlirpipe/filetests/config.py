@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 from ..lowering.external import TOOL_DIRS_ENV
+from ..lowering.host_cpu import CPU_FEATURES_ENV
+from ..lowering.spec import SIZES_ENV
 from ..options import DEFAULT_SUFFIXES, SuiteSettings
 from ..tools.filecheck import ENGINE_ENV, LLVM_ENV, find_llvm_filecheck
 
@@ -142,7 +144,10 @@ def configure(
     config.substitutions.append(("%pipelines", str(Path(source_root) / "pipelines")))
     config.available_features.update(available_features())
     config.available_features.update(settings.features)
-    for var in ("PYTHONPATH", "MLIRPIPE_PIPELINES_PATH", "MLIRPIPE_PASS_MODULES", "XDG_CACHE_HOME"):
+    # what the run sets for the pipelines reaches RUN lines: search path, Python passes, the
+    # CPU features that choose [stage.cpu.F] tables, transform sizes; and the cache's home
+    passed = ("PYTHONPATH", "MLIRPIPE_PIPELINES_PATH", "MLIRPIPE_PASS_MODULES", "XDG_CACHE_HOME")
+    for var in (*passed, CPU_FEATURES_ENV, SIZES_ENV):
         if var in os.environ:
             config.environment[var] = os.environ[var]
     config.environment.update(filecheck_environment(settings))

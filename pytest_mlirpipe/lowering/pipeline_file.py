@@ -47,6 +47,8 @@ class RawStage:
     checked: Stage | None = None  # set once check_stage accepted it
     size_overrides: SizeOverrides = field(default_factory=dict)
     cpu_features: frozenset[str] | None = None  # None: the host's (host_cpu.py)
+    # passes of the cpu tables the host did not pick, each with the lines of its table
+    other_cpu_passes: list[tuple[tuple[str, ...], tuple[int, int]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -211,7 +213,7 @@ def check_stage(
     raw = for_this_cpu(raw, name, loc, problems)
     data = raw.data
     transform = transform_fragment(raw, name, loc, problems)
-    passes = _stage_passes(raw, name, loc, problems, optional="transform" in data)
+    passes = _stage_passes(raw, f"stage '{name}'", loc, problems, optional="transform" in data)
     if passes is None:
         return None
     if "transform" in data:  # the script runs first; a problem with it or the passes: ()
@@ -248,72 +250,113 @@ def _check_stage_keys(data: dict, loc: Locator, start: int, end: int, problems: 
 def for_this_cpu(raw: RawStage, name: str, loc: Locator, problems: list[Problem]) -> RawStage:
     """The stage as this host sees it: of its `[stage.cpu.FEATURE]` tables, the first (in file
     order) whose feature the host has gives its `passes` and `reason` in place of the stage's
-    and its `sizes` over the stage's. Every table is checked, whichever the host picks."""
+    and its `sizes` over the stage's. Every table is checked, whichever the host picks; the
+    passes of the others are kept in `raw.other_cpu_passes` for the pass-name check."""
     tables = raw.data.get("cpu")
     if tables is None:
         return raw
     start, end = raw.line_range
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+        where = loc.key("cpu", start, end)
         problems.append(
             Problem(
                 f"stage '{name}': cpu must hold one table per CPU feature, not {tables!r}",
-                loc.find("cpu", start, end),
+                where if where.col else raw.location,
                 "e.g. [stage.cpu.avx512f] below the stage, with passes = [...] and/or "
                 "sizes = { ... }",
             )
         )
         return raw
-    features = raw.cpu_features if raw.cpu_features is not None else host_cpu_features()
-    chosen = None
+    chosen = chosen_cpu_table(raw.data, raw.cpu_features)
+    raw.other_cpu_passes = []
+    picked = None
     for feature, table in tables.items():
-        where = _cpu_table_location(loc, feature, start, end)
-        named = is_feature_name(feature)
-        if not named:
-            problems.append(
-                Problem(
-                    f"stage '{name}': {feature!r} is not a CPU feature name",
-                    where,
-                    "name a feature as the host lists it (Linux: the flags in /proc/cpuinfo), "
-                    "e.g. [stage.cpu.avx512f]",
-                )
-            )
-        for key in table:
-            if key not in _CPU_KEYS:
-                problems.append(
-                    Problem(
-                        f"unknown key '{key}' in [stage.cpu.{feature}] of stage '{name}'",
-                        where,
-                        did_you_mean(key, _CPU_KEYS)
-                        or f"a cpu table sets {', '.join(sorted(_CPU_KEYS))}",
-                    )
-                )
-        if chosen is None and named and feature in features:
-            chosen = table
-    if chosen is None:
+        ok, passes = _check_cpu_table(raw, name, feature, table, loc, problems)
+        if feature == chosen:
+            picked = table if ok else None
+        elif passes:
+            raw.other_cpu_passes.append((passes, _cpu_table_lines(loc, feature, start, end)))
+    if picked is None:
         return raw
     data = {k: v for k, v in raw.data.items() if k != "cpu"}
-    data.update({k: chosen[k] for k in ("passes", "reason") if k in chosen})
-    if "sizes" in chosen:
-        base, more = data.get("sizes", {}), chosen["sizes"]
-        both = isinstance(base, dict) and isinstance(more, dict)
-        data["sizes"] = {**base, **more} if both else more
+    data.update({k: picked[k] for k in ("passes", "reason") if k in picked})
+    own = _stage_sizes(data.get("sizes", {}), "", raw.location, [])
+    if "sizes" in picked and own is not None:  # broken sizes of the stage: reported as they are
+        data["sizes"] = {**data.get("sizes", {}), **picked["sizes"]}
     return replace(raw, data=data)
 
 
-def cpu_sizes(data: dict) -> list[object]:
-    """The `sizes` of a stage's cpu tables (for the names a run may override)."""
+def chosen_cpu_table(data: dict, features: frozenset[str] | None) -> str | None:
+    """The feature of the stage's cpu table that applies to a host with `features` (None: this
+    host's), or None."""
     tables = data.get("cpu")
     if not isinstance(tables, dict):
-        return []
-    return [t["sizes"] for t in tables.values() if isinstance(t, dict) and "sizes" in t]
+        return None
+    have = features if features is not None else host_cpu_features()
+    return next((f for f in tables if is_feature_name(f) and f in have), None)
 
 
-def _cpu_table_location(loc: Locator, feature: str, start: int, end: int) -> Location:
-    for needle in (f"cpu.{feature}", f'cpu."{feature}"', feature):
-        where = loc.find(needle, start, end)
-        if where.col:
-            return where
-    return where
+def _check_cpu_table(
+    raw: RawStage, name: str, feature: str, table: dict, loc: Locator, problems: list[Problem]
+) -> tuple[bool, tuple[str, ...]]:
+    """(no problem, its passes) of one `[stage.cpu.FEATURE]` table; its problems, each at its
+    line in the table, go to `problems`."""
+    first, last = _cpu_table_lines(loc, feature, *raw.line_range)
+    header = loc.find("cpu", first, first)  # [stage.cpu.F], or the line `cpu = {...}`
+    what = f"[stage.cpu.{feature}] of stage '{name}'"
+    found: list[Problem] = []
+    if not is_feature_name(feature):
+        found.append(
+            Problem(
+                f"stage '{name}': {feature!r} is not a CPU feature name",
+                header,
+                "name a feature in lower case as the host lists it (Linux: the flags in "
+                "/proc/cpuinfo, e.g. avx512f, sse4_1)",
+            )
+        )
+    for key in table:
+        if key not in _CPU_KEYS:
+            where = loc.key(key, first, last)
+            found.append(
+                Problem(
+                    f"unknown key '{key}' in {what}",
+                    where if where.col else header,
+                    did_you_mean(key, _CPU_KEYS)
+                    or f"a cpu table sets {', '.join(sorted(_CPU_KEYS))}",
+                )
+            )
+    passes: tuple[str, ...] | None = ()
+    if "passes" in table:
+        passes = _stage_passes(RawStage(table, header, (first, last)), what, loc, found)
+    if "sizes" in table:
+        where = loc.key("sizes", first, last)
+        _stage_sizes(table["sizes"], what, where, found)
+        if "transform" not in raw.data:
+            found.append(
+                Problem(
+                    f"{what} gives sizes but the stage has no transform script",
+                    where,
+                    'give the stage transform = "script.mlir", or drop the sizes',
+                )
+            )
+    problems.extend(found)
+    return not found, passes or ()
+
+
+def _cpu_table_lines(loc: Locator, feature: str, start: int, end: int) -> tuple[int, int]:
+    """The lines of a `[stage.cpu.FEATURE]` table inside the stage's (start, end): from its
+    header to the line before the next table header; the `cpu = ...` line for an inline one."""
+    for header in (f"[stage.cpu.{feature}]", f'[stage.cpu."{feature}"]'):
+        lines = [n for n in loc.table_lines(header) if start <= n <= end]
+        if lines:
+            nxt = [n for n in _header_lines(loc) if lines[0] < n <= end]
+            return lines[0], (nxt[0] - 1 if nxt else end)
+    line = loc.key("cpu", start, end).line
+    return line, line
+
+
+def _header_lines(loc: Locator) -> list[int]:
+    return [i + 1 for i, ln in enumerate(loc.lines) if ln.lstrip().startswith("[")]
 
 
 def _check_no_placement(
@@ -362,7 +405,8 @@ def transform_fragment(
             )
         )
         return None
-    sizes = _stage_sizes(data.get("sizes", {}), name, loc.key("sizes", start, end), problems)
+    where = loc.key("sizes", start, end)
+    sizes = _stage_sizes(data.get("sizes", {}), f"stage '{name}'", where, problems)
     if sizes is None:
         return None
     sizes.update({k: v for k, v in raw.size_overrides.items() if k in sizes})
@@ -388,9 +432,10 @@ def transform_fragment(
 
 
 def _stage_sizes(
-    value: object, name: str, where: Location, problems: list[Problem]
+    value: object, what: str, where: Location, problems: list[Problem]
 ) -> dict[str, tuple[int, ...]] | None:
-    """A stage's `sizes = { name = [n, ...] }` (a number alone is a list of one)."""
+    """A stage's (`what`: "stage 'x'" or a cpu table of it) `sizes = { name = [n, ...] }` (a
+    number alone is a list of one)."""
     ok = isinstance(value, dict)
     sizes: dict[str, tuple[int, ...]] = {}
     for key, v in value.items() if isinstance(value, dict) else ():
@@ -407,7 +452,7 @@ def _stage_sizes(
     if not ok:
         problems.append(
             Problem(
-                f"stage '{name}': sizes must map kebab-case names to lists of positive "
+                f"{what}: sizes must map kebab-case names to lists of positive "
                 f"integers, not {value!r}",
                 where,
                 "e.g. sizes = { block = [64, 256], register = [8, 32, 1] }",
@@ -418,7 +463,7 @@ def _stage_sizes(
 
 
 def _stage_passes(
-    raw: RawStage, name: str, loc: Locator, problems: list[Problem], optional: bool = False
+    raw: RawStage, what: str, loc: Locator, problems: list[Problem], optional: bool = False
 ) -> tuple[str, ...] | None:
     """The stage's pass fragments, stripped: None when it has none, () when one is malformed
     (its reason is still checked then). With `optional` (a transform stage), none is ()."""
@@ -435,7 +480,7 @@ def _stage_passes(
     ):
         problems.append(
             Problem(
-                f"stage '{name}' has no passes",
+                f"{what} has no passes",
                 loc.key("passes", start, end) if "passes" in raw.data else raw.location,
                 'give passes = ["pass-a", "func.func(pass-b)"]',
             )
@@ -449,7 +494,7 @@ def _stage_passes(
             where = loc.find(p, start, end)
             problems.append(
                 Problem(
-                    f"malformed pass pipeline {p!r} in stage '{name}': {exc}",
+                    f"malformed pass pipeline {p!r} in {what}: {exc}",
                     Location(where.path, where.line, where.col + exc.offset)
                     if where.col
                     else where,

@@ -14,7 +14,7 @@ from .pipeline_file import (
     RawPipeline,
     RawStage,
     check_stage,
-    cpu_sizes,
+    chosen_cpu_table,
     read_pipeline_file,
 )
 from .pipeline_text import PipelineSyntaxError, parse_pipeline
@@ -137,8 +137,10 @@ def _apply_size_overrides(
     for raw in raws.values():
         for rs in raw.stages:
             rs.size_overrides = dict(overrides)
-            if "transform" in rs.data:
-                for sizes in (rs.data.get("sizes"), *cpu_sizes(rs.data)):
+            if "transform" in rs.data:  # the sizes in effect on this host
+                feature = chosen_cpu_table(rs.data, rs.cpu_features)
+                table = rs.data["cpu"][feature] if feature is not None else {}
+                for sizes in (rs.data.get("sizes"), table.get("sizes")):
                     if isinstance(sizes, dict):
                         declared.update(sizes)
     return [
@@ -470,15 +472,19 @@ def _check_pass_names(
                 continue
             start, end = rs.line_range
             passes_line = loc.key("passes", start, end).line
-            for fragment in stage.passes:
-                for el in _all_passes(fragment):
+            # the stage's passes (a picked cpu table's among them), then the other tables'
+            for fragments, (first, last) in [
+                (stage.passes, (passes_line, end)),
+                *rs.other_cpu_passes,
+            ]:
+                for el in (el for fragment in fragments for el in _all_passes(fragment)):
                     if exists(el):
                         continue
                     problems.append(
                         Problem(
                             f"unknown pass '{el}' in stage '{stage.name}' of pipeline "
                             f"'{name}'{suffix}",
-                            _find_name(loc, el, passes_line, end),
+                            _find_name(loc, el, first, last),
                             did_you_mean(el, known()) or hint,
                         )
                     )

@@ -109,10 +109,10 @@ def test_an_override_may_name_a_size_only_a_cpu_table_gives(tmp_path):
     assert "wide-only=3" in tile.passes[0]
 
 
-def test_an_unknown_key_in_a_cpu_table_is_reported_at_the_table_on_any_host(tmp_path):
+def test_an_unknown_key_in_a_cpu_table_is_reported_at_its_line_on_any_host(tmp_path):
     path = write(tmp_path, PIPE.replace('reason = "wide"', 'after = "x"'))
     assert spec_error(tmp_path) == (
-        f"{path}:11:8: error: unknown key 'after' in [stage.cpu.avx512f] of stage 'simplify'\n"
+        f"{path}:12:1: error: unknown key 'after' in [stage.cpu.avx512f] of stage 'simplify'\n"
         "  hint: a cpu table sets passes, reason, sizes"
     )
 
@@ -120,7 +120,7 @@ def test_an_unknown_key_in_a_cpu_table_is_reported_at_the_table_on_any_host(tmp_
 def test_a_misspelt_key_in_a_cpu_table_gets_a_close_match(tmp_path):
     path = write(tmp_path, PIPE.replace("[stage.cpu.avx2]\npasses", "[stage.cpu.avx2]\npass"))
     assert spec_error(tmp_path) == (
-        f"{path}:15:8: error: unknown key 'pass' in [stage.cpu.avx2] of stage 'simplify'\n"
+        f"{path}:16:1: error: unknown key 'pass' in [stage.cpu.avx2] of stage 'simplify'\n"
         "  hint: did you mean 'passes'?"
     )
 
@@ -129,8 +129,8 @@ def test_a_feature_that_is_no_feature_name_is_reported(tmp_path):
     path = write(tmp_path, PIPE.replace("[stage.cpu.avx2]", '[stage.cpu."AVX 2"]'))
     assert spec_error(tmp_path) == (
         f"{path}:15:8: error: stage 'simplify': 'AVX 2' is not a CPU feature name\n"
-        "  hint: name a feature as the host lists it (Linux: the flags in /proc/cpuinfo), "
-        "e.g. [stage.cpu.avx512f]"
+        "  hint: name a feature in lower case as the host lists it (Linux: the flags in "
+        "/proc/cpuinfo, e.g. avx512f, sse4_1)"
     )
 
 
@@ -160,3 +160,80 @@ def test_the_shipped_vectorized_pipeline_picks_its_tiles_by_avx512f():
     tile = {s.name: s.passes for s in wide.stages}["tile-and-vectorize"][0]
     assert "register=8,32,1" in tile and "register-panels=4,64,1" in tile
     assert "register=4,16,1" not in tile
+
+
+def checked_error(tmp_path: Path, text: str, features, **kwargs) -> str:
+    write(tmp_path, text)
+    with pytest.raises(PipelineSpecError) as info:
+        load_catalog(
+            [tmp_path],
+            cpu_features=features,
+            pass_exists=catalog.is_known_pass,
+            known_passes=catalog.known_pass_names,
+            **kwargs,
+        )
+    return str(info.value).replace(str(tmp_path / "t.toml"), "t.toml")
+
+
+@pytest.mark.parametrize("host", [(), ("avx2",), ("avx512f",)], ids=["none", "avx2", "avx512f"])
+def test_a_table_the_host_does_not_pick_is_checked_all_the_same(tmp_path, host):
+    malformed = PIPE.replace('passes = ["symbol-dce"]', 'passes = ["symbol-dce{"]')
+    assert checked_error(tmp_path, malformed, host) == (
+        "t.toml:16:22: error: malformed pass pipeline 'symbol-dce{' in [stage.cpu.avx2] of "
+        "stage 'simplify': '{' is never closed\n"
+        "  hint: use MLIR's textual syntax: pass{opt=value}, op-name(nested-passes)"
+    )
+    unknown = PIPE.replace('passes = ["cse"]', 'passes = ["csee"]')
+    assert checked_error(tmp_path, unknown, host) == (
+        "t.toml:13:12: error: unknown pass 'csee' in stage 'simplify' of pipeline 't'\n"
+        "  hint: did you mean 'cse'?"
+    )
+    bad_sizes = PIPE.replace("register = [8, 32, 1], wide-only = [2]", 'register = "8x32"')
+    assert checked_error(tmp_path, bad_sizes, host) == (
+        "t.toml:25:1: error: [stage.cpu.avx512f] of stage 'tile': sizes must map kebab-case "
+        "names to lists of positive integers, not {'register': '8x32'}\n"
+        "  hint: e.g. sizes = { block = [64, 256], register = [8, 32, 1] }"
+    )
+
+
+def test_sizes_in_a_table_of_a_stage_without_a_script_are_reported(tmp_path):
+    text = PIPE.replace('[stage.cpu.avx2]\npasses = ["symbol-dce"]', "[stage.cpu.avx2]\nsizes = {}")
+    assert checked_error(tmp_path, text, ()) == (
+        "t.toml:16:1: error: [stage.cpu.avx2] of stage 'simplify' gives sizes but the stage "
+        "has no transform script\n"
+        '  hint: give the stage transform = "script.mlir", or drop the sizes'
+    )
+
+
+def test_a_problem_in_the_picked_table_is_reported_at_the_table_not_the_stage(tmp_path):
+    text = PIPE.replace('passes = ["cse"]', "passes = 3")
+    assert checked_error(tmp_path, text, ("avx512f",)) == (
+        "t.toml:13:1: error: [stage.cpu.avx512f] of stage 'simplify' has no passes\n"
+        '  hint: give passes = ["pass-a", "func.func(pass-b)"]'
+    )
+
+
+def test_broken_sizes_of_the_stage_are_reported_even_where_a_table_adds_sizes(tmp_path):
+    text = PIPE.replace("sizes = { block = [64, 256], register = [4, 16, 1] }", "sizes = 7")
+    assert checked_error(tmp_path, text, ("avx512f",)) == (
+        "t.toml:22:1: error: stage 'tile': sizes must map kebab-case names to lists of "
+        "positive integers, not 7\n"
+        "  hint: e.g. sizes = { block = [64, 256], register = [8, 32, 1] }"
+    )
+
+
+def test_a_key_is_located_in_its_own_table_when_another_s_name_starts_alike(tmp_path):
+    text = PIPE.replace(
+        '[stage.cpu.avx512f]\nreason = "wide"',
+        '[stage.cpu.avx512fp16]\nreason = "x"\n\n[stage.cpu.avx512f]\npases = ["x"]',
+    )
+    assert checked_error(tmp_path, text, ()) == (
+        "t.toml:15:1: error: unknown key 'pases' in [stage.cpu.avx512f] of stage 'simplify'\n"
+        "  hint: did you mean 'passes' or 'sizes'?"
+    )
+
+
+def test_an_override_may_not_name_a_size_only_a_table_of_another_cpu_gives(tmp_path):
+    write(tmp_path)
+    with pytest.raises(PipelineSpecError, match="sets size 'wide-only', which no transform"):
+        stages(tmp_path, ["avx2"], size_overrides={"wide-only": (3,)})
