@@ -11,8 +11,10 @@ register tiles with AVX-512, as the next line says), and for the matmuls the BLA
 sgemm called directly through ctypes. With --iree, IREE's default llvm-cpu codegen too
 (`iree-base-compiler` and `iree-base-runtime`, which the project does not install: e.g.
 `pip install --no-deps --target DIR iree-base-compiler==3.13.0 iree-base-runtime==3.13.0` and
-`PYTHONPATH=DIR`), compiled for the host CPU and run on a local-task device of as many threads.
-Every pipeline, and IREE, is checked against torch.
+`PYTHONPATH=DIR`), compiled for the host CPU and run on a local-task device of as many threads,
+in a process of its own per thread count (IREE's runtime creates its worker threads once per
+process), timed by the same protocol after the others. Every pipeline, and IREE, is checked
+against torch.
 
 Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
 candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
@@ -110,7 +112,11 @@ def main() -> None:
     ap.add_argument("--no-mlp", action="store_true")
     ap.add_argument("--mode", choices=["jit", "aot"], default="jit")
     ap.add_argument("--iree", action="store_true", help="time IREE's llvm-cpu matmuls too")
+    ap.add_argument("--iree-child", help=argparse.SUPPRESS)  # N:THREADS, in a process of its own
     args = ap.parse_args()
+    if args.iree_child:
+        _time_iree(args)
+        return
     iree = _import_iree() if args.iree else None
 
     import numpy as np
@@ -147,17 +153,8 @@ def main() -> None:
             expected = w.model(*w.inputs).numpy()
         scale = float(np.abs(expected).max())
         calls = {"torch": _torch_call(w.model, w.inputs)}
-        by_threads: dict[int, dict] = {t: {} for t in thread_counts}
         if w.name.startswith("matmul"):  # the library alone: the floor of any -blas pipeline
             calls[DIRECT] = _direct_sgemm(lib, *w.inputs)
-            if iree is not None:
-                for t, call in _iree_calls(iree, *w.inputs, thread_counts).items():
-                    got = call()
-                    if not np.allclose(
-                        got, expected, rtol=1e-3, atol=1e-4 * np.abs(expected).max()
-                    ):
-                        raise SystemExit(f"{w.name}: IREE differs from torch")
-                    by_threads[t][IREE] = call
         for p in pipelines:
             if p == PLAIN and w.flops / 1e9 > args.plain_max_gflop:
                 continue
@@ -183,7 +180,9 @@ def main() -> None:
                 threads=threads,
             )
             with torch.no_grad():
-                timings = measure({**calls, **by_threads[threads]}, config)
+                timings = measure(calls, config)
+            if iree is not None and w.name.startswith("matmul"):
+                timings[IREE] = _iree_in_a_process(w.inputs[0].shape[0], threads, args)
             ref = timings["torch"]
             peak = args.peak_per_core * threads
             for name, t in timings.items():
@@ -296,37 +295,77 @@ def _import_iree():
     return compiler, runtime
 
 
-def _iree_calls(iree, a, b, thread_counts: list[int]) -> dict:
-    """The matmul compiled by IREE (llvm-cpu for the host CPU, default flags), one call per
-    thread count, each on a local-task device of that many threads; inputs on the device."""
-    compiler, runtime = iree
-    (m, k), n = a.shape, b.shape[1]
-    ta, tb, tc = (f"tensor<{x}x{y}xf32>" for x, y in ((m, k), (k, n), (m, n)))
-    source = f"""func.func @mm(%a: {ta}, %b: {tb}) -> {tc} {{
+def _iree_in_a_process(n: int, threads: int, args):
+    """IREE's timing of the N x N matmul on `threads` threads, from a process of its own."""
+    import json
+    import subprocess
+    import types
+
+    argv = [
+        sys.executable,
+        __file__,
+        "--iree-child",
+        f"{n}:{threads}",
+        "--rounds",
+        str(args.rounds),
+    ]
+    argv += ["--block-seconds", str(args.block_seconds), "--pause", str(args.pause)]
+    ran = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if ran.returncode != 0:
+        raise SystemExit(f"IREE at N={n} on {threads} threads failed:\n{ran.stdout}{ran.stderr}")
+    return types.SimpleNamespace(**json.loads(ran.stdout.strip().splitlines()[-1]))
+
+
+def _time_iree(args) -> None:
+    """--iree-child N:THREADS: compile the matmul with IREE (llvm-cpu for the host CPU, default
+    flags), run it on a local-task device of THREADS threads, check it against torch, time it
+    and print the timing as JSON."""
+    import json
+
+    import numpy as np
+    import torch
+
+    from pytest_mlirpipe.execution.timing import TimingConfig, measure
+
+    compiler, runtime = _import_iree()
+    n, threads = (int(x) for x in args.iree_child.split(":"))
+    w = workloads([n], False)[0]
+    a, b = (x.numpy() for x in w.inputs)
+    t = f"tensor<{n}x{n}xf32>"
+    source = f"""func.func @mm(%a: {t}, %b: {t}) -> {t} {{
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : {tc}
-  %c = linalg.fill ins(%zero : f32) outs(%e : {tc}) -> {tc}
-  %r = linalg.matmul ins(%a, %b : {ta}, {tb}) outs(%c : {tc}) -> {tc}
-  return %r : {tc}
+  %e = tensor.empty() : {t}
+  %c = linalg.fill ins(%zero : f32) outs(%e : {t}) -> {t}
+  %r = linalg.matmul ins(%a, %b : {t}, {t}) outs(%c : {t}) -> {t}
+  return %r : {t}
 }}"""
     vmfb = compiler.compile_str(
         source, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"]
     )
-    calls = {}
-    for threads in thread_counts:
-        runtime.flags.parse_flags(f"--task_topology_max_group_count={threads}")
-        device = runtime.get_driver("local-task").create_default_device()
-        context = runtime.SystemContext(config=runtime.Config(device=device))
-        context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
-        fn = context.modules.module["mm"]
-        args = [runtime.asdevicearray(device, x.numpy()) for x in (a, b)]
+    runtime.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+    device = runtime.get_driver("local-task").create_default_device()
+    context = runtime.SystemContext(config=runtime.Config(device=device))
+    context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
+    fn = context.modules.module["mm"]
+    on_device = [runtime.asdevicearray(device, x) for x in (a, b)]
 
-        def call(fn=fn, args=args):
-            return fn(*args).to_host()
+    def call():
+        return fn(*on_device).to_host()
 
-        call.keep = (context, device)  # type: ignore[attr-defined]
-        calls[threads] = call
-    return calls
+    with torch.no_grad():
+        expected = w.model(*w.inputs).numpy()
+    if not np.allclose(call(), expected, rtol=1e-3, atol=1e-4 * float(np.abs(expected).max())):
+        raise SystemExit(f"{w.name}: IREE differs from torch")
+    config = TimingConfig(
+        warmup=3,
+        blocks=args.rounds,
+        block_seconds=args.block_seconds,
+        pause_seconds=args.pause,
+        threads=threads,
+    )
+    timing = measure({IREE: call}, config)[IREE]
+    fields = ("median", "minimum", "blocks", "calls_per_block", "other_cpu", "loaded")
+    print(json.dumps({f: getattr(timing, f) for f in fields}))
 
 
 def _torch_call(model, inputs):
