@@ -41,6 +41,7 @@ class Stage:
     passes: tuple[str, ...]
     reason: str
     location: Location
+    cpu: str | None = None  # the feature whose [stage.cpu.FEATURE] table this host took
 
     @property
     def pipeline_text(self) -> str:

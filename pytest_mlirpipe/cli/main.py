@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -11,6 +12,7 @@ from typing import TextIO
 from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
 from ..execution.frontends import IMPORT_TARGETS
 from ..lowering.catalog import catalog_for, known_pass_names
+from ..lowering.host_cpu import CPU_FEATURES_ENV
 from ..model import Location
 from ..options import add_cli_options
 from ..tools.common import (
@@ -57,7 +59,9 @@ def _add_list(sub) -> None:
     ls = sub.add_parser(
         "list",
         help="every pipeline, its stages, their reasons and passes",
-        description="List every pipeline with its stages, reasons and passes.",
+        description="List every pipeline with its stages, reasons and passes. A stage marked "
+        "(cpu.F) took its [stage.cpu.F] table: the host has the CPU feature F "
+        "($MLIRPIPE_CPU_FEATURES=avx2,fma sets the features for a run; empty: none).",
     )
     add_cli_options(ls, "pipelines")
     ls.set_defaults(body=_list)
@@ -397,10 +401,19 @@ def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
             lines.append(f"  tool: {pipe.tool.command} (runs the stages, not the bindings)")
         lines.append("  stages:")
         for number, stage in enumerate(pipe.stages, 1):
-            lines.append(f"    {number}. {stage.name}: {stage.reason}")
+            table = f" (cpu.{stage.cpu})" if stage.cpu else ""
+            lines.append(f"    {number}. {stage.name}{table}: {stage.reason}")
             lines.append(f"       passes: {', '.join(stage.passes)}")
         blocks.append("\n".join(lines) + "\n")
     stdout.write("\n".join(blocks))
+    if any(stage.cpu for pipe in catalog for stage in pipe.stages):
+        source = (
+            f"${CPU_FEATURES_ENV}" if CPU_FEATURES_ENV in os.environ else "this host's CPU features"
+        )
+        stdout.write(
+            f"\n(cpu.F: the stage's [stage.cpu.F] table, which {source} chose; "
+            f"{CPU_FEATURES_ENV}=... sets the features for a run)\n"
+        )
     return 0
 
 

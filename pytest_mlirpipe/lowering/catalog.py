@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import PipelineSpecError, Problem
 from .external import TOOL_DIRS_ENV, tool_passes
-from .host_cpu import host_cpu_features
+from .host_cpu import CPU_FEATURES_ENV, host_cpu_features, is_feature_name
 from .passes.transform_script import SizesSyntaxError, parse_sizes
 from .spec import SIZES_ENV, PipelineCatalog, builtin_pipeline_dirs, load_catalog
 
@@ -29,8 +29,25 @@ def catalog_for(extra_dirs: Sequence[str | os.PathLike]) -> PipelineCatalog:
     # Where a pipeline's tool is found decides which passes it is checked against.
     tool_path = (os.environ.get(TOOL_DIRS_ENV, ""), os.environ.get("PATH", ""))
     sizes = tuple(size_overrides().items())
-    cpu = tuple(sorted(host_cpu_features()))  # chooses each stage's [stage.cpu.FEATURE] table
+    cpu = tuple(sorted(cpu_features()))  # chooses each stage's [stage.cpu.FEATURE] table
     return _load(dirs, sizes, cpu, (_files_state([*dirs, *builtin_pipeline_dirs()]), tool_path))
+
+
+def cpu_features() -> frozenset[str]:
+    """The host's CPU features, or those $MLIRPIPE_CPU_FEATURES names (each a feature name)."""
+    features = host_cpu_features()
+    bad = sorted(f for f in features if not is_feature_name(f))
+    if bad and CPU_FEATURES_ENV in os.environ:  # the host's own flags are taken as they are
+        names = ", ".join(repr(f) for f in bad)
+        raise PipelineSpecError(
+            Problem(
+                f"${CPU_FEATURES_ENV}={os.environ[CPU_FEATURES_ENV]!r}: {names} "
+                + ("is not a CPU feature name" if len(bad) == 1 else "are not CPU feature names"),
+                hint=f"name features as the host lists them, e.g. {CPU_FEATURES_ENV}=avx2,fma "
+                "(Linux: the flags in /proc/cpuinfo; empty: no feature)",
+            )
+        )
+    return features
 
 
 def size_overrides() -> dict[str, tuple[int, ...]]:

@@ -8,7 +8,7 @@ import re
 
 # Pretends the host has exactly these features (comma- or space-separated; empty: none).
 CPU_FEATURES_ENV = "MLIRPIPE_CPU_FEATURES"
-_FEATURE = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
+_FEATURE = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 
 
 def host_cpu_features() -> frozenset[str]:

@@ -49,6 +49,7 @@ class RawStage:
     cpu_features: frozenset[str] | None = None  # None: the host's (host_cpu.py)
     # passes of the cpu tables the host did not pick, each with the lines of its table
     other_cpu_passes: list[tuple[tuple[str, ...], tuple[int, int]]] = field(default_factory=list)
+    cpu_table: str | None = None  # the feature whose table applies (set by for_this_cpu)
 
 
 @dataclass(slots=True)
@@ -231,7 +232,7 @@ def check_stage(
         reason = ""
     if not passes:
         return None
-    return Stage(name, passes, reason.strip(), loc.key("name", start, end))
+    return Stage(name, passes, reason.strip(), loc.key("name", start, end), raw.cpu_table)
 
 
 def _check_stage_keys(data: dict, loc: Locator, start: int, end: int, problems: list) -> None:
@@ -283,7 +284,7 @@ def for_this_cpu(raw: RawStage, name: str, loc: Locator, problems: list[Problem]
     own = _stage_sizes(data.get("sizes", {}), "", raw.location, [])
     if "sizes" in picked and own is not None:  # broken sizes of the stage: reported as they are
         data["sizes"] = {**data.get("sizes", {}), **picked["sizes"]}
-    return replace(raw, data=data)
+    return replace(raw, data=data, cpu_table=chosen)
 
 
 def chosen_cpu_table(data: dict, features: frozenset[str] | None) -> str | None:

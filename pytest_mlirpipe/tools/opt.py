@@ -44,7 +44,9 @@ def build_parser() -> ArgumentParser:
         "stage by stage, and print the result.",
         epilog="Long options also take one dash, as in mlir-opt (-pass-pipeline=...). "
         "Diagnostics use mlir-opt's form, file:line:col: error: message. Exit status: "
-        "0 success, 1 the input or a pass failed, 2 bad arguments.",
+        "0 success, 1 the input or a pass failed, 2 bad arguments. A pipeline's stages take "
+        "their [stage.cpu.F] tables by the host's CPU features, or $MLIRPIPE_CPU_FEATURES "
+        "(e.g. avx2,fma); $MLIRPIPE_TRANSFORM_SIZES overrides transform-script sizes.",
     )
     p.add_argument(
         "input",

@@ -94,6 +94,34 @@ def test_list_shows_each_pipeline_with_its_levels_file_and_stages():
     )
 
 
+def test_list_marks_the_stages_whose_cpu_table_applies_and_says_why(monkeypatch):
+    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", "avx512f")
+    status, out, _ = mlirpipe("list")
+    assert status == 0
+    assert "\n    4. pack-panels (cpu.avx512f): B of each f32 matmul in panels of 64" in out
+    assert out.endswith(
+        "\n(cpu.F: the stage's [stage.cpu.F] table, which $MLIRPIPE_CPU_FEATURES chose; "
+        "MLIRPIPE_CPU_FEATURES=... sets the features for a run)\n"
+    )
+    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", "avx2")
+    status, out, _ = mlirpipe("list")
+    assert status == 0 and "(cpu." not in out
+    assert "\n    4. pack-panels: B of each f32 matmul in panels of 16" in out
+
+
+def test_features_that_are_not_feature_names_are_refused(monkeypatch):
+    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", "avx-512f,fma")
+    status, _, err = mlirpipe("list")
+    assert status == 1
+    assert err == (
+        "error: $MLIRPIPE_CPU_FEATURES='avx-512f,fma': 'avx-512f' is not a CPU feature name\n"
+        "  hint: name features as the host lists them, e.g. MLIRPIPE_CPU_FEATURES=avx2,fma "
+        "(Linux: the flags in /proc/cpuinfo; empty: no feature)\n"
+    )
+    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", "a.b c-d")
+    assert "'a.b', 'c-d' are not CPU feature names" in mlirpipe("list")[2]
+
+
 def test_list_shows_what_a_pipeline_extends(tmp_path):
     (tmp_path / "child.toml").write_text(
         textwrap.dedent("""\
