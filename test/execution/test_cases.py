@@ -14,6 +14,10 @@ from cases import (
     onnx_matmul,
 )
 
+from pytest_mlirpipe.execution.frontends import import_onnx
+from pytest_mlirpipe.lowering.catalog import catalog_for
+from pytest_mlirpipe.lowering.stages import run_stages
+
 needs_openblas = pytest.mark.skipif(not HAS_OPENBLAS, reason=NO_OPENBLAS)
 # torch warns on the first complex32 tensor it makes (the complex32 case)
 pytestmark = pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
@@ -84,6 +88,23 @@ def test_onnx_matmul_matches_torch_matmul_with_blas_calls(mlirpipe) -> None:
         "refbackend-blas": "refbackend-callback",
         "refbackend-dps-blas": "destination-passing",
     }
+
+
+@pytest.mark.parametrize("cpu", ["avx2,fma", "avx2,fma,avx512f"], ids=["avx2", "avx512f"])
+def test_an_onnx_matmul_is_packed_and_matches_torch_through_onnx_linalg_vectorized(
+    mlirpipe, monkeypatch, cpu: str
+) -> None:
+    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", cpu)
+    model = onnx_matmul(30, 40, 128)  # N a multiple of both panel widths (16 and 64)
+    pipeline = catalog_for([]).get("onnx-linalg-vectorized")
+    packed = run_stages(import_onnx(model), pipeline, stop_after="pack-panels").snapshots[-1].ir
+    assert "linalg.pack" in packed and "mlirpipe.packed" in packed
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(30, 40, generator=gen), torch.randn(40, 128, generator=gen)
+    (outcome,) = mlirpipe.check(
+        model, a, b, pipelines=[pipeline.name], reference=torch.matmul, name="onnx-matmul-128"
+    )
+    assert outcome.verdict == "PASS"
 
 
 @pytest.mark.parametrize(

@@ -708,3 +708,18 @@ def test_a_pipeline_file_that_cannot_be_read_is_reported(tmp_path):
     assert spec_error(tmp_path) == (
         f"{tmp_path / 'dir.toml'}: error: cannot read pipeline file: Is a directory"
     )
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "front", "stages"),
+    [
+        ("tosa-vectorized", "tosa", ["tosa-to-linalg"]),
+        ("onnx-linalg-vectorized", "onnx-linalg", ["onnx-to-torch", "onnx-to-linalg"]),
+    ],
+)
+def test_a_vectorized_front_end_runs_the_stages_of_its_own_pipeline(pipeline, front, stages):
+    """The front stages are copied into the -vectorized pipelines: they must stay the same."""
+    catalog = load_catalog([])
+    copied = {s.name: s.passes for s in catalog.get(pipeline).stages}
+    original = {s.name: s.passes for s in catalog.get(front).stages}
+    assert [copied[name] for name in stages] == [original[name] for name in stages]
