@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from .verdict import FileVerdict
 REPORT_SUFFIX = ".stages.html"
 _TOOL = "mlirpipe-opt"
 _SHELL_OPERATORS = {"|", "||", "&&", ";", "&", "|&"}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # What RUN lines' in-process tools read from the suite's environment.
 _ENVIRONMENT = ("MLIRPIPE_", "PYTHONPATH")
 
@@ -34,6 +36,7 @@ class StageCommand:
     stop_after: str | None
     split_input_file: bool
     producer: str = ""  # what pipes the input in, when the input is '-'
+    env: tuple[tuple[str, str], ...] = ()  # `env VAR=value` (or `VAR=value`) before the tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +57,8 @@ def by_hand(command: StageCommand, target: Path) -> str:
         words += ["--pipelines-dir", folder]
     if command.start_after:
         words += ["--start-after", command.start_after]
-    text = shlex.join([*words, "--html", str(target)])
+    assignments = [f"{name}={value}" for name, value in command.env]
+    text = shlex.join([*assignments, *words, "--html", str(target)])
     return f"{command.producer} | {text}" if command.input == "-" and command.producer else text
 
 
@@ -82,18 +86,35 @@ def stage_command(verdict: FileVerdict) -> StageCommand | None:
                     args.stop_after,
                     args.split_input_file,
                     _producer(words, i) if source == "-" else "",
+                    _assignments(words, i),
                 )
     return None
 
 
+def _assignments(words: list[str], tool: int) -> tuple[tuple[str, str], ...]:
+    """The `VAR=value` words of the tool's command before it (after `env`, or alone)."""
+    words = words[_command_start(words, tool) : tool]
+    pairs = [w.split("=", 1) for w in words if _ASSIGNMENT.match(w)]
+    return tuple((name, value) for name, value in pairs)
+
+
 def _producer(words: list[str], tool: int) -> str:
     """The commands piped into the tool at `words[tool]` ('' when it is not piped into)."""
-    if tool == 0 or words[tool - 1] != "|":
+    first = _command_start(words, tool)
+    if first == 0 or words[first - 1] != "|":
         return ""
-    start = tool - 1
+    start = first - 1
     while start > 0 and words[start - 1] not in _SHELL_OPERATORS - {"|"}:
         start -= 1
-    return " ".join(w if w == "|" else shlex.quote(w) for w in words[start : tool - 1])
+    return " ".join(w if w == "|" else shlex.quote(w) for w in words[start : first - 1])
+
+
+def _command_start(words: list[str], tool: int) -> int:
+    """Where the command of the tool at `words[tool]` starts (its `env VAR=value` words)."""
+    start = tool
+    while start > 0 and words[start - 1] not in _SHELL_OPERATORS:
+        start -= 1
+    return start
 
 
 def _segment(words: list[str], start: int) -> list[str]:
@@ -153,7 +174,7 @@ def write_stage_report(
         if command.split_input_file:
             note += " The file is split at '// -----': this is its first part."
             text = split_input(text)[0]
-        with _suite_environment(environment):
+        with _suite_environment({**environment, **dict(command.env)}):
             pipeline = catalog_for(command.pipelines_dir).get(command.pipeline)
             report = report_stages(
                 text,

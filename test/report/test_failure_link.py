@@ -74,3 +74,39 @@ def test_pytest_html_links_the_report_among_the_extras(pytester):
     page = Path(_report_line(result).removeprefix("stage report: "))
     html = (pytester.path / "run.html").read_text()
     assert "stage report" in html and page.resolve().as_uri() in html
+
+
+MATMUL_32 = """\
+func.func @forward(%a: tensor<12x8xf32>, %b: tensor<8x64xf32>) -> tensor<12x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<12x64xf32>) -> tensor<12x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<12x8xf32>, tensor<8x64xf32>) \
+outs(%f : tensor<12x64xf32>) -> tensor<12x64xf32>
+  return %r : tensor<12x64xf32>
+}
+"""
+
+
+def test_the_report_lowers_with_the_run_line_s_env_assignments(pytester, monkeypatch):
+    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", "avx512f")  # the run's; the RUN line says avx2
+    pytester.makefile(
+        ".mlir",
+        pinned="// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline "
+        "refbackend-vectorized --stop-after pack-panels | FileCheck %s\n"
+        "// CHECK: no-such-op\n" + MATMUL_32,
+        piped="// RUN: cat %s | env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt --pipeline "
+        "refbackend-vectorized | FileCheck %s\n// CHECK: no-such-op\n" + MATMUL_32,
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mlirpipe-isolation=none")
+    result.assert_outcomes(failed=2)
+    page = Path(next(ln for ln in result.outlines if ln.startswith("stage report: /")).split()[-1])
+    text = page.read_text()
+    assert "width=16 rows=6" in text and "tensor&lt;4x8x16xf32&gt;" in text
+    assert "width=64" not in text
+    hint = next(ln for ln in result.outlines if ln.startswith("  hint: make one by hand: "))
+    source = pytester.path / "piped.mlir"
+    assert hint.startswith(
+        f"  hint: make one by hand: cat {source} | MLIRPIPE_CPU_FEATURES=avx2 mlirpipe stages - "
+        "--pipeline refbackend-vectorized --html /"
+    )
