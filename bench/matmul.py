@@ -3,18 +3,18 @@
 Workloads: square matmuls N = 256, 512, 1024, 2048 and an MLP forward (Linear 512->512, ReLU,
 Linear 512->512, ReLU, Linear 512->10 on a batch of 128). Candidates: torch eager (MKL), the
 plain pipeline (`refbackend-dps`: loops), `refbackend-dps-blas` (the same with the matmuls as
-CBLAS calls writing into the caller's buffer), `refbackend-blas` (RefBackend's callback ABI:
-a fresh result buffer per call, copied out), `refbackend-vectorized` (MLIR alone: tiled and
+CBLAS calls writing into the caller's buffer), `refbackend-blas` (RefBackend's callback ABI: a
+fresh result buffer per call, copied out), `refbackend-vectorized` (MLIR alone: tiled and
 vectorized by a transform script, its blocks on OpenMP threads: libomp when it loads, else one
-core, as a first line says; its packing and tiles are those of the host's CPU features, e.g. 8x32
-register tiles with AVX-512, as the next line says), and for the matmuls the BLAS library's
-sgemm called directly through ctypes. With --iree, IREE's default llvm-cpu codegen too
-(`iree-base-compiler` and `iree-base-runtime`, which the project does not install: e.g.
-`pip install --no-deps --target DIR iree-base-compiler==3.13.0 iree-base-runtime==3.13.0` and
-`PYTHONPATH=DIR`), compiled for the host CPU and run on a local-task device of as many threads,
-in a process of its own per thread count (IREE's runtime creates its worker threads once per
-process), timed by the same protocol after the others. Every pipeline, and IREE, is checked
-against torch.
+core, as a first line says; its packing and tiles are those of the host's CPU features, e.g.
+4x64 register tiles on panels of B with AVX-512, as the next line says), and for the matmuls the
+BLAS library's sgemm called directly through ctypes. With --iree, IREE's default llvm-cpu
+codegen too (`iree-base-compiler` and `iree-base-runtime`, which the project does not install:
+e.g. `pip install --no-deps --target DIR iree-base-compiler==3.13.0 iree-base-runtime==3.13.0`
+and `PYTHONPATH=DIR`), compiled for the host CPU and run on a local-task device of as many
+threads, in a process of its own per thread count (IREE's runtime creates its worker threads
+once per process), timed by the same protocol after the others. Every pipeline, and IREE, is
+checked against torch.
 
 Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
 candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
@@ -125,7 +125,7 @@ def main() -> None:
     from pytest_mlirpipe.execution.blas_library import find_blas_library, set_blas_threads
     from pytest_mlirpipe.execution.check import ModelChecker
     from pytest_mlirpipe.execution.openmp import openmp_runtime, set_openmp_threads
-    from pytest_mlirpipe.execution.timing import TimingConfig, measure
+    from pytest_mlirpipe.execution.timing import measure
     from pytest_mlirpipe.lowering.catalog import catalog_for
 
     lib = find_blas_library()
@@ -172,13 +172,7 @@ def main() -> None:
         for threads in thread_counts:
             set_blas_threads(lib, threads)
             set_openmp_threads(threads)
-            config = TimingConfig(
-                warmup=3,
-                blocks=args.rounds,
-                block_seconds=args.block_seconds,
-                pause_seconds=args.pause,
-                threads=threads,
-            )
+            config = _timing_config(args, threads)
             with torch.no_grad():
                 timings = measure(calls, config)
             if iree is not None and w.name.startswith("matmul"):
@@ -295,6 +289,19 @@ def _import_iree():
     return compiler, runtime
 
 
+def _timing_config(args, threads: int):
+    """The run's timing protocol (--rounds, --block-seconds, --pause) on `threads` threads."""
+    from pytest_mlirpipe.execution.timing import TimingConfig
+
+    return TimingConfig(
+        warmup=3,
+        blocks=args.rounds,
+        block_seconds=args.block_seconds,
+        pause_seconds=args.pause,
+        threads=threads,
+    )
+
+
 def _iree_in_a_process(n: int, threads: int, args):
     """IREE's timing of the N x N matmul on `threads` threads, from a process of its own."""
     import json
@@ -325,7 +332,7 @@ def _time_iree(args) -> None:
     import numpy as np
     import torch
 
-    from pytest_mlirpipe.execution.timing import TimingConfig, measure
+    from pytest_mlirpipe.execution.timing import measure
 
     compiler, runtime = _import_iree()
     n, threads = (int(x) for x in args.iree_child.split(":"))
@@ -356,14 +363,7 @@ def _time_iree(args) -> None:
         expected = w.model(*w.inputs).numpy()
     if not np.allclose(call(), expected, rtol=1e-3, atol=1e-4 * float(np.abs(expected).max())):
         raise SystemExit(f"{w.name}: IREE differs from torch")
-    config = TimingConfig(
-        warmup=3,
-        blocks=args.rounds,
-        block_seconds=args.block_seconds,
-        pause_seconds=args.pause,
-        threads=threads,
-    )
-    timing = measure({IREE: call}, config)[IREE]
+    timing = measure({IREE: call}, _timing_config(args, threads))[IREE]
     fields = ("median", "minimum", "blocks", "calls_per_block", "other_cpu", "loaded")
     print(json.dumps({f: getattr(timing, f) for f in fields}))
 
