@@ -12,8 +12,8 @@ _FEATURE = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 
 
 def host_cpu_features() -> frozenset[str]:
-    """$MLIRPIPE_CPU_FEATURES when set, else the host's flags (Linux's /proc/cpuinfo names,
-    which are LLVM's for x86: avx2, fma, avx512f, ...); none where they cannot be read."""
+    """$MLIRPIPE_CPU_FEATURES when set, else the host's flags as Linux's /proc/cpuinfo spells
+    them (avx2, fma, avx512f, sse4_1, ...); none where they cannot be read."""
     text = os.environ.get(CPU_FEATURES_ENV)
     if text is not None:
         return parse_features(text)
@@ -28,6 +28,7 @@ def is_feature_name(name: str) -> bool:
     return bool(_FEATURE.match(name))
 
 
+@functools.cache
 def _cpuinfo_flags() -> frozenset[str]:
     fields = first_cpu_fields()
     return parse_features(fields.get("flags", fields.get("Features", "")))  # x86, Arm

@@ -291,8 +291,8 @@ def chosen_cpu_table(data: dict, features: frozenset[str] | None) -> str | None:
     """The feature of the stage's cpu table that applies to a host with `features` (None: this
     host's), or None."""
     tables = data.get("cpu")
-    if not isinstance(tables, dict):
-        return None
+    if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+        return None  # no table applies; for_this_cpu reports it
     have = features if features is not None else host_cpu_features()
     return next((f for f in tables if is_feature_name(f) and f in have), None)
 

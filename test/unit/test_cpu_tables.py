@@ -237,3 +237,17 @@ def test_an_override_may_not_name_a_size_only_a_table_of_another_cpu_gives(tmp_p
     write(tmp_path)
     with pytest.raises(PipelineSpecError, match="sets size 'wide-only', which no transform"):
         stages(tmp_path, ["avx2"], size_overrides={"wide-only": (3,)})
+
+
+def test_an_override_beside_a_cpu_key_without_tables_reports_the_key(tmp_path):
+    text = PIPE.replace(
+        "[stage.cpu.avx512f]\nsizes = { register = [8, 32, 1], wide-only = [2] }",
+        "cpu = { avx512f = 3 }",
+    )
+    path = write(tmp_path, text)
+    with pytest.raises(PipelineSpecError) as info:
+        stages(tmp_path, ["avx512f"], size_overrides={"register": (2,)})
+    assert (
+        f"{path}:24:1: error: stage 'tile': cpu must hold one table per CPU feature, "
+        "not {'avx512f': 3}"
+    ) in str(info.value)
