@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from ..atomic import is_special
 from ..errors import IRParseError, MlirpipeError, Problem, StageFailure, UsageError
 from ..lowering.catalog import is_known_pass, known_pass_names, pipeline_dirs
 from ..model import Diagnostic, Pipeline
@@ -380,7 +381,7 @@ def _write_repro(
         directory = Path(args.repro_dir)
     elif os.environ.get(REPRO_DIR_ENV):
         directory = Path(os.environ[REPRO_DIR_ENV])
-    elif args.output and args.output != "-":
+    elif _beside_output(args.output):
         directory = Path(args.output).resolve().parent
     else:
         directory = Path(tempfile.mkdtemp(prefix="mlirpipe-repro-"))
@@ -390,6 +391,15 @@ def _write_repro(
     except OSError as err:
         return f"(cannot write the repro input to {path}: {err.strerror})"
     return _repro_command(path, args, pipeline, exc.stage)
+
+
+def _beside_output(output: str | None) -> bool:
+    """The repro goes beside `-o` only when `-o` names a regular file (or a new one) in a
+    folder we may write: never into `/dev/` for `-o /dev/null`, nor beside a FIFO."""
+    if not output or output == "-" or is_special(output):
+        return False
+    folder = Path(output).resolve().parent
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
 
 
 def _repro_path(directory: Path, name: str, stage: str, chunk: int | None) -> Path:

@@ -3,7 +3,10 @@ temporary file left behind, no shared temporary name between writers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+import threading
 
 import pytest
 
@@ -64,3 +67,63 @@ def test_the_file_gets_the_usual_permissions(tmp_path):
     finally:
         os.umask(umask)
     assert (tmp_path / "x.mlir").stat().st_mode & 0o777 == 0o644
+
+
+def _null_device(folder):
+    """A null device of the test's own (never the machine's /dev/null): root only."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    path = folder / "null"
+    os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    return path
+
+
+def test_a_null_device_is_written_in_place_and_stays_a_device(tmp_path):
+    null = _null_device(tmp_path)
+    write_atomic(null, "discarded")
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    assert os.listdir(tmp_path) == ["null"]
+
+
+def test_a_symlink_to_a_null_device_stays_a_symlink_to_the_device(tmp_path):
+    null = _null_device(tmp_path)
+    link = tmp_path / "out.mlir"
+    link.symlink_to(null)
+    write_atomic(link, "discarded", make_parents=True)
+    assert link.is_symlink()
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+
+
+def test_a_fifo_is_written_in_place_for_its_reader(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    write_atomic(fifo, "through the pipe")
+    reader.join(timeout=10)
+    if reader.is_alive():  # the FIFO was replaced: release the blocked reader before failing
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert got == ["through the pipe"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert os.listdir(tmp_path) == ["pipe"]
+
+
+def test_a_symlink_to_a_regular_file_is_written_through_and_stays_a_link(tmp_path):
+    real = tmp_path / "real.mlir"
+    real.write_text("old")
+    link = tmp_path / "link.mlir"
+    link.symlink_to(real)
+    write_atomic(link, "new")
+    assert link.is_symlink()
+    assert real.read_text() == "new"
+    assert sorted(os.listdir(tmp_path)) == ["link.mlir", "real.mlir"]
+
+
+def test_a_folder_is_never_replaced(tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError):
+        write_atomic(folder, "t")
+    assert folder.is_dir()

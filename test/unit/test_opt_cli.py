@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
 import shlex
+import stat
 import tempfile
 from pathlib import Path
 
@@ -516,6 +518,45 @@ def test_the_repro_lands_next_to_the_output_file_by_default(mm, strict_dir, tmp_
     assert (tmp_path / "out" / "mm.no-linalg.input.mlir").is_file()
     assert not (tmp_path / "out" / "mm.out.mlir").exists()
     assert f"reproduce with: mlirpipe-opt {tmp_path / 'out' / 'mm.no-linalg.input.mlir'} " in err
+
+
+def _null_device(folder: Path) -> Path:
+    """A null device of the test's own, never the machine's /dev/null (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    path = folder / "null"
+    os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    return path
+
+
+def test_output_to_a_null_device_leaves_the_device_a_device(mm, tmp_path):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    null = _null_device(dev)
+
+    status, out, err = run_opt(mm, "--pipeline", "refbackend", "-o", null)
+
+    assert (status, out, err) == (0, "", "")
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    assert os.listdir(dev) == ["null"]
+
+
+def test_a_failing_stage_with_output_to_a_null_device_puts_no_repro_beside_the_device(
+    mm, strict_dir, tmp_path
+):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    null = _null_device(dev)
+
+    status, _, err = run_opt(
+        mm, "--pipeline", "rb-strict", "--pipelines-dir", strict_dir, "-o", null
+    )
+
+    assert status == 1
+    assert os.listdir(dev) == ["null"] and stat.S_ISCHR(os.stat(null).st_mode)
+    path = Path(shlex.split(err.splitlines()[-1])[3])
+    assert path.parent.name.startswith("mlirpipe-repro-") and path.parent.parent == tmp_path
+    assert path.is_file()
 
 
 def test_without_repro_dir_or_output_the_repro_goes_to_a_new_temporary_directory(
