@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -194,7 +195,7 @@ def format_failure(
         lines.append(dump)
     lines.append("reproduce with:")
     program = filecheck_program(path, filecheck_engine)  # what ran, which `FileCheck` may not be
-    repro = user_command(step.command, itertools.repeat(program))
+    repro = _runnable(user_command(step.command, itertools.repeat(program)), program)
     lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {repro}")
     # FileCheck engines that disagreed, on any RUN line
     lines.extend(f"{path}:{line}: {report}" for line, report in verdict.warnings)
@@ -202,6 +203,17 @@ def format_failure(
         lines.append("lit output:")
         lines.append(verdict.output.rstrip())
     return "\n".join(lines)
+
+
+_BARE_FILECHECK = re.compile(r"(?<![\w/.-])FileCheck(?![\w/.-])")
+
+
+def _runnable(command: str, program: str) -> str:
+    """A bare `FileCheck` that the suite's shell found on its own PATH (an external shell)
+    but the user's PATH lacks, replaced by the FileCheck that would run (`program`)."""
+    if shutil.which("FileCheck") is not None:
+        return command
+    return _BARE_FILECHECK.sub(lambda _: program, command)
 
 
 def _command_lines(step: RunStep, written: list[str]) -> list[str]:
@@ -216,6 +228,10 @@ def _command_lines(step: RunStep, written: list[str]) -> list[str]:
             continue
         lines.append(f"command: {user_command(cmd, written[before:])}")
         lines.append(f"exit status: {result.exit_code}")
+        if result.exit_code != 0 and result.stdout.strip():
+            lines.append("stdout:")
+            lines.append(_indent(_tail(result.stdout.rstrip())))
+            lines.append("stderr:" if result.stderr.strip() else "stderr: (empty)")
         if result.stderr.strip():
             lines.append(_indent(result.stderr.rstrip()))
         hint = _not_found_hint(result.stderr) or _no_checks_hint(result.stderr)
@@ -301,9 +317,28 @@ def _not_found_hint(stderr: str) -> str | None:
     if m is None:
         return None
     tool = m.group("tool")
+    name = Path(tool).name
+    if "/" in tool:  # a path the suite's configuration (or the RUN line) resolved it to
+        return (
+            f"there is no program at '{tool}': build it, or point the suite's configuration "
+            f"at the folder that has it (e.g. mlirpipe_tools: {name}=build/bin/{name})"
+        )
     return (
         f"'{tool}' is not installed or not on PATH: install it, add its directory to "
         f"mlirpipe_tool_dirs, or map it in mlirpipe_tools (e.g. {tool}=build/bin/{tool})"
+    )
+
+
+_STDOUT_LINES = 40
+
+
+def _tail(text: str) -> str:
+    """The last lines of a command's output, saying how many were left out."""
+    lines = text.splitlines()
+    if len(lines) <= _STDOUT_LINES:
+        return text
+    return "\n".join(
+        [f"... ({len(lines) - _STDOUT_LINES} lines above not shown)", *lines[-_STDOUT_LINES:]]
     )
 
 
