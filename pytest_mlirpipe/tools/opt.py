@@ -173,6 +173,9 @@ def _run_chunks(
         except StageFailure as exc:
             exc = exc.with_repro(_write_repro(exc, name, args, pipeline, index))
             stderr.write(exc.format() + "\n")
+            hint = _level_hint(chunk, args, pipeline)
+            if hint:
+                stderr.write(f"  hint: {hint}\n")
             status = 1
         except MlirpipeError as exc:
             if not args.split_input_file:
@@ -359,6 +362,16 @@ def _run_chunk(
     if capture and run.snapshots:
         return run.snapshots[-1].ir or run.final_ir, _diagnostics_of(run), run
     return run.final_ir, _diagnostics_of(run), run
+
+
+def _level_hint(chunk: str, args, pipeline: Pipeline | None) -> str | None:
+    """When a pipeline run from its first stage fails on IR of another level than it takes."""
+    if pipeline is None or args.start_after:
+        return None
+    from ..lowering.catalog import catalog_for
+    from ..lowering.ir_level import wrong_level_hint
+
+    return wrong_level_hint(chunk, pipeline, catalog_for(args.pipelines_dir))
 
 
 def _diagnostics_of(run) -> tuple[Diagnostic, ...]:

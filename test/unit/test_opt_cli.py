@@ -713,3 +713,32 @@ def test_version_prints_ours_and_torch_mlirs():
         f"mlirpipe-opt {version('pytest-mlirpipe')}, torch-mlir {version('torch-mlir')}\n",
         "",
     )
+
+
+TORCH_MM = """\
+func.func @f(%a: !torch.vtensor<[2,3],f32>, %b: !torch.vtensor<[3,4],f32>)
+    -> !torch.vtensor<[2,4],f32> {
+  %0 = torch.aten.mm %a, %b : !torch.vtensor<[2,3],f32>, !torch.vtensor<[3,4],f32>
+      -> !torch.vtensor<[2,4],f32>
+  return %0 : !torch.vtensor<[2,4],f32>
+}
+"""
+
+
+def test_torch_ir_given_to_a_linalg_pipeline_is_said_to_be_at_the_wrong_level(write_file, tmp_path):
+    path = write_file("t.mlir", TORCH_MM)
+
+    status, _, err = run_opt(path, "--pipeline", "refbackend", "--repro-dir", tmp_path / "r")
+
+    assert status == 1
+    assert err.splitlines()[-1] == (
+        "  hint: the input is torch IR ('torch.aten.mm' at line 3), but pipeline 'refbackend' "
+        "takes linalg-on-tensors IR: lower it first, e.g. with --pipeline torch-to-linalg "
+        "(`mlirpipe list` shows what each pipeline takes)"
+    )
+
+
+def test_a_failure_on_ir_of_the_right_level_gets_no_level_hint(mm, strict_dir):
+    status, _, err = run_opt(mm, "--pipeline", "rb-strict", "--pipelines-dir", strict_dir)
+    assert status == 1
+    assert "hint: the input is" not in err
