@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import re
 import shlex
@@ -184,10 +185,12 @@ def write_stage_report(
                 pass_options=blas_pass_options(),
                 note=note,
             )
-        write_html(report, target)
+        checked = command.stop_after or pipeline.stages[-1].name
+        write_html(dataclasses.replace(report, checked=checked), target)
     except (MlirpipeError, OSError, UnicodeDecodeError) as exc:
+        # No by-hand command here: it would lower (or read, or write) the same way and fail so.
         reason = exc.format() if isinstance(exc, MlirpipeError) else str(exc)
-        return ReportOutcome(why_not=reason.strip().splitlines()[0], hint=by_hand(command, target))
+        return ReportOutcome(why_not=reason.strip().splitlines()[0])
     return ReportOutcome(path=str(target))
 
 
@@ -207,8 +210,6 @@ def report_failed_file(runner, path: Path, verdict: FileVerdict) -> ReportOutcom
     """The stage report of a file whose failing RUN line ran `mlirpipe-opt --pipeline`, written
     to `Output/NAME.stages.html` (None for any other failure). The lowering runs again, in a
     forked child unless the run's isolation is `none`."""
-    import dataclasses
-
     import lit.TestRunner
 
     from .. import contain
@@ -232,7 +233,4 @@ def report_failed_file(runner, path: Path, verdict: FileVerdict) -> ReportOutcom
     if ended.ok:
         return ended.value
     detail = ended.detail.strip().splitlines()[-1] if ended.detail.strip() else ended.kind
-    return ReportOutcome(
-        why_not=f"lowering the file again for the report failed: {detail}",
-        hint=by_hand(command, target),
-    )
+    return ReportOutcome(why_not=f"lowering the file again for the report failed: {detail}")

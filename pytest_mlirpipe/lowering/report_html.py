@@ -64,7 +64,10 @@ def render_html(report: StageReport) -> str:
         '<p class="controls"><button type="button" data-action="open-changed">'
         'expand changed stages</button> <button type="button" data-action="close-all">'
         "collapse all</button></p>",
-        *(_stage_section(view, before) for before, view in _pairs(report.views)),
+        *(
+            _stage_section(view, before, view.name == report.checked)
+            for before, view in _pairs(report.views)
+        ),
         "</section>",
         f"<script>{_asset('stage_report.js')}</script>",
         "</body></html>\n",
@@ -202,14 +205,18 @@ def _change(view: StageView) -> str:
     return f'<span class="add">+{added}</span> <span class="del">&minus;{removed}</span>'
 
 
-def _stage_section(view: StageView, before: StageView | None) -> str:
-    """A collapsed <details> per view: its passes, its diff (open once expanded), its IR."""
+def _stage_section(view: StageView, before: StageView | None, checked: bool = False) -> str:
+    """A collapsed <details> per view: its passes, its diff (open once expanded), its IR; the
+    stage a failing RUN line checked is open and marked."""
     time = "" if view.seconds is None else f' <span class="time">{view.seconds * 1e3:.1f} ms</span>'
     css = "stage" if view.changed else "stage unchanged"
+    css += " checked" if checked else ""
+    mark = ' <span class="checked-mark">checked by the failing RUN line</span>' if checked else ""
     parts = [
-        f'<details class="{css}" id="stage-{view.number}" data-stage="{_e(view.name)}">',
+        f'<details class="{css}" id="stage-{view.number}" data-stage="{_e(view.name)}"'
+        f"{' open' if checked else ''}>",
         f'<summary><span class="num">{view.number}.</span> <b>{_e(view.name)}</b>{time} '
-        f"{_change(view) if view.number else ''}</summary>",
+        f"{_change(view) if view.number else ''}{mark}</summary>",
     ]
     if view.passes:
         parts.append(f'<p class="passes">passes: <code>{_e(", ".join(view.passes))}</code></p>')

@@ -52,6 +52,7 @@ class StageReport:
     views: tuple[StageView, ...]
     failure: str = ""  # a stage that failed: its formatted error
     note: str = ""  # e.g. which RUN line checked which stage
+    checked: str = ""  # the stage whose output a failing RUN line checked: shown open, marked
 
     @property
     def dialects(self) -> list[str]:

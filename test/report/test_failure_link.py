@@ -48,6 +48,9 @@ def test_a_failing_stage_check_names_its_report_beside_the_files_output(pytester
     text = page.read_text()
     assert "RUN line 1 checks the IR after stage &#x27;bufferize&#x27;." in text
     assert 'id="stage-9"' in text  # the whole pipeline, not only the checked stages
+    # the stage the RUN line checked is open and marked, no other
+    assert text.count("checked by the failing RUN line") == 1
+    assert '<details class="stage checked" id="stage-2" data-stage="bufferize" open>' in text
     assert not (page.parent / "good.mlir.stages.html").exists()
 
 

@@ -111,3 +111,25 @@ def test_input_that_does_not_parse_is_reported_at_its_line():
     with pytest.raises(IRParseError) as info:
         report_stages("func.func @f( {\n", catalog_for([]).get("refbackend"), source_name="x.mlir")
     assert "x.mlir:1" in info.value.format()
+
+
+def test_a_report_that_cannot_be_written_suggests_no_command_that_fails_the_same_way(tmp_path):
+    from pytest_mlirpipe.filetests.stage_report import StageCommand, write_stage_report
+
+    source = tmp_path / "bad.mlir"
+    source.write_text("func.func @f( {\n")
+    command = StageCommand(
+        line=1,
+        input=str(source),
+        pipeline="refbackend",
+        pipelines_dir=(),
+        start_after=None,
+        stop_after="bufferize",
+        split_input_file=False,
+    )
+
+    outcome = write_stage_report(command, tmp_path / "bad.stages.html", {})
+
+    assert outcome.path == "" and outcome.hint == ""
+    assert outcome.why_not.startswith(f"{source}:1:")
+    assert not (tmp_path / "bad.stages.html").exists()
