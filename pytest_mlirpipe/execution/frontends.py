@@ -499,13 +499,31 @@ def export_module(
     program, how = _export(module, inputs)
     table = options.decomposition_table()
     if table:
-        with _quiet_torch():
-            program = program.run_decompositions(table)
+        program = _decompose(program, table, type(module).__name__)
     roles = _result_roles(program)
     for kind, target in roles:
         if kind == "buffer":  # imported as it is now, not as a later eager call leaves it
             program.state_dict[target] = program.state_dict[target].detach().clone()
     return ExportedModule(program, how, roles)
+
+
+def _decompose(program: Any, table: Any, what: str) -> Any:
+    """The exported program with `table`'s decompositions run; torch's refusal (an op it
+    cannot functionalize, such as a prims op whose result aliases its input) as a RefusedError."""
+    try:
+        with _quiet_torch():
+            return program.run_decompositions(table)
+    except Exception as exc:
+        why = f"{type(exc).__name__}: {first_line(exc)}"
+        raise RefusedError(
+            Problem(
+                f"module '{what}' was exported but torch could not decompose its program: {why}",
+                hint="torch's run_decompositions functionalizes every op: an op outside ATen "
+                "whose result aliases an input (prims.view_of, prims.squeeze, ...) cannot be; "
+                "use the ATen op (x.view, x.squeeze) or add .clone()",
+            ),
+            Refusal(TORCH, "decompose", reason=why),
+        ) from None
 
 
 def lower_exported(exported: ExportedModule, to: str, what: str, options: ImportOptions) -> str:

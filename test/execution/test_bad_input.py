@@ -47,6 +47,30 @@ def test_a_module_torch_export_cannot_export_says_so(checker) -> None:
     assert "(in strict mode: " in text and "avoid .tolist()/.numpy()" in text
 
 
+class PrimsViewOf(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.prims.view_of(x) * 2
+
+
+def test_a_prims_op_torch_cannot_functionalize_is_torch_s_refusal_not_a_raw_error(
+    checker,
+) -> None:
+    from pytest_mlirpipe.execution.refusal import TORCH
+
+    with pytest.raises(ExecutionMismatch) as info:
+        checker.check(PrimsViewOf(), torch.ones(3))
+    text = info.value.format()
+    assert (
+        "error: module 'PrimsViewOf' was exported but torch could not decompose its program: "
+        "RuntimeError: Found a custom (non-ATen) operator whose output has alias annotations: "
+        "prims::view_of(Tensor(a) a) -> Tensor(a)."
+    ) in text
+    assert "use the ATen op (x.view, x.squeeze) or add .clone()" in text
+    refusals = {o.refusal for o in info.value.outcomes}
+    assert {(r.by, r.stage) for r in refusals if r is not None} == {(TORCH, "decompose")}
+    assert None not in refusals  # every pipeline's outcome is the refusal
+
+
 def test_a_pipeline_that_does_not_end_in_llvm_is_refused(checker) -> None:
     with pytest.raises(UsageError) as info:
         checker.compile(Add(), torch.ones(2), torch.ones(2), pipeline="torch-to-linalg")
