@@ -3,7 +3,7 @@
 # ruff: noqa: F821  (lit provides `config` and `lit_config`)
 import os
 
-from pytest_mlirpipe.filetests.config import configure
+from pytest_mlirpipe import configure
 
 _root = os.path.dirname(os.path.abspath(__file__))
 configure(config, source_root=_root, exec_root=os.path.join(_root, "build", "lit"))
