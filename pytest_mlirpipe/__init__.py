@@ -53,7 +53,36 @@ _EXPORTS = {
 # a public name that differs from the name in its module
 _RENAMED = {"register_pass": "register"}
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Diagnostic",
+    "ExecutionMismatch",
+    "IRAssertionError",
+    "IRLevel",
+    "IRParseError",
+    "Location",
+    "MlirpipeError",
+    "ModelChecker",
+    "Outcome",
+    "Pipeline",
+    "PipelineCatalog",
+    "PipelineSpecError",
+    "Problem",
+    "Refusal",
+    "RefusedError",
+    "Snapshot",
+    "Stage",
+    "StageFailure",
+    "StageRun",
+    "UsageError",
+    "assert_ir",
+    "catalog_for",
+    "configure",
+    "register_pass",
+    "report_stages",
+    "run_pass_pipeline",
+    "run_stages",
+    "write_html",
+]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ loads each lazily
     from .errors import (

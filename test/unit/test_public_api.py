@@ -20,6 +20,10 @@ def test_every_public_name_loads(name):
     assert getattr(pytest_mlirpipe, name) is not None
 
 
+def test_all_lists_exactly_the_names_the_package_loads():
+    assert sorted(pytest_mlirpipe.__all__) == sorted(pytest_mlirpipe._EXPORTS)
+
+
 def test_an_unknown_name_is_an_attribute_error_naming_it():
     with pytest.raises(AttributeError, match="module 'pytest_mlirpipe' has no attribute 'nope'"):
         _ = pytest_mlirpipe.nope
@@ -34,7 +38,9 @@ def test_importing_the_package_loads_neither_the_bindings_nor_torch():
     assert out.stdout.strip() == ""
 
 
-_IMPORT = re.compile(r"^\s*(?:from\s+(pytest_mlirpipe[\w.]*)\s+import|import\s+(pytest_mlirpipe[\w.]*))", re.M)
+_IMPORT = re.compile(
+    r"^\s*(?:from\s+(pytest_mlirpipe[\w.]*)\s+import|import\s+(pytest_mlirpipe[\w.]*))", re.M
+)
 
 
 def _doc_files() -> list[Path]:
