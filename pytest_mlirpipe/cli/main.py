@@ -340,9 +340,10 @@ def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stde
             report = replace(update_file(runner, path), path=name)  # named as the user did
             for line in report.lines():
                 stdout.write(line + "\n")
-            after = (report.verdict or before).code
-            stdout.write(f"{name}: {after}" + (" after the update\n" if report.updated else "\n"))
-            status = status or int(after not in ("PASS", "XFAIL", "UNSUPPORTED"))
+            after = report.verdict or before
+            ending = " after the update\n" if report.updated else "\n"
+            stdout.write(f"{name}: {after.code}{ending}")
+            status = status or int(after.is_failure)  # lit's isFailure of the code
     return status
 
 
