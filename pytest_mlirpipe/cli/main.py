@@ -419,7 +419,6 @@ def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
 
 
 def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_stages
 
     pipeline = named_pipelines(args.pipelines_dir, [args.pipeline])[0]
@@ -433,7 +432,6 @@ def _stages(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
         start_after=args.start_after,
         stop_after=args.stop_after,
         capture=True,
-        pass_options=blas_pass_options(),
     )
     previous, previous_name = (_printed(text, name), "input") if args.diff else ("", "")
     total = len(pipeline.stages)
@@ -461,7 +459,6 @@ def _stages_html(
     args: argparse.Namespace, text: str, name: str, pipeline, stdout: TextIO, stderr: TextIO
 ) -> int:
     """`stages --html OUT`: the report page; a failing stage is on the page and exits 1."""
-    from ..execution.blas_library import blas_pass_options
     from ..lowering.report_html import write_html
     from ..lowering.stage_report import report_stages
 
@@ -472,7 +469,6 @@ def _stages_html(
         source_name=name,
         start_after=args.start_after,
         stop_after=args.stop_after,
-        pass_options=blas_pass_options(),
     )
     try:
         out = write_html(report, args.html, make_parents=False)

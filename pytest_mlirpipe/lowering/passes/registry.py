@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 # A pass body: called with (operation, external_pass) like `PassManager.add` expects.
@@ -14,12 +14,14 @@ PassFactory = Callable[[dict[str, str]], PassBody]
 
 @dataclass(frozen=True, slots=True)
 class PythonPass:
-    """A Python-defined pass: its pipeline name, a one-line description and accepted options."""
+    """A Python-defined pass: its pipeline name, a one-line description, accepted options and
+    the defaults of those options (values may be computed on each lookup)."""
 
     argument: str
     description: str
     options: tuple[str, ...]
     factory: PassFactory
+    defaults: Mapping[str, str] = field(default_factory=dict)
 
 
 # Process-wide on purpose: it extends MLIR's pass registry, which is global to the process
@@ -28,12 +30,17 @@ _REGISTRY: dict[str, PythonPass] = {}
 
 
 def register(
-    argument: str, description: str, options: tuple[str, ...] = ()
+    argument: str,
+    description: str,
+    options: tuple[str, ...] = (),
+    defaults: Mapping[str, str] | None = None,
 ) -> Callable[[PassFactory], PassFactory]:
-    """Decorator: register `factory(options) -> pass body` under the pipeline name `argument`."""
+    """Decorator: register `factory(options) -> pass body` under the pipeline name `argument`;
+    `defaults` are the values of the options a pipeline does not set, whoever runs it."""
 
     def wrap(factory: PassFactory) -> PassFactory:
-        _REGISTRY[argument] = PythonPass(argument, description, options, factory)
+        own = {} if defaults is None else defaults
+        _REGISTRY[argument] = PythonPass(argument, description, options, factory, own)
         return factory
 
     return wrap
