@@ -46,7 +46,6 @@ def _show_file(path: Path, text: str, pipeline, runner, stdout: TextIO) -> bool:
     """The file's title, stage table and check verdict; False when the lowering or the checks
     fail."""
     from ..errors import MlirpipeError
-    from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_stages
     from ..tools.opt import split_input
 
@@ -67,7 +66,6 @@ def _show_file(path: Path, text: str, pipeline, runner, stdout: TextIO) -> bool:
             pipeline,
             source_name=str(path),
             start_after=start_after.group(1) if start_after else None,
-            pass_options=blas_pass_options(),
         )
     except MlirpipeError as exc:
         stdout.write(exc.format() + "\n")

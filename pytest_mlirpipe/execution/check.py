@@ -11,7 +11,7 @@ from .. import contain
 from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import Pipeline
 from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
-from .blas_library import blas_pass_options, set_blas_threads
+from .blas_library import set_blas_threads
 from .cache import ArtifactCache
 from .compare import Comparison, compare
 from .compiled_model import CompiledModel, check_mode, compile_model
@@ -300,7 +300,6 @@ class ModelChecker:
                 pipe,
                 probe,
                 source_name=case.name,
-                pass_options=blas_pass_options(),
                 keep=lambda: case.work.kept_folder("mlirpipe-bisect-"),
                 known_wrong=known_wrong,
             )

@@ -358,11 +358,8 @@ class OnnxFrontend(Frontend):
         text = import_onnx(self.model)
         if level is IRLevel.LINALG_ON_TENSORS:
             from ..lowering.stages import run_pass_pipeline
-            from .blas_library import blas_pass_options
 
-            text = run_pass_pipeline(
-                text, _ONNX_TO_LINALG, source_name=self.name, pass_options=blas_pass_options()
-            ).final_ir
+            text = run_pass_pipeline(text, _ONNX_TO_LINALG, source_name=self.name).final_ir
         elif level is not IRLevel.ONNX:
             raise UsageError(
                 Problem(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import Problem, UsageError
 from ..model import IRLevel, Pipeline
-from .blas_library import BlasLibraryError, blas_pass_options, find_blas_library, symbol_prefix
+from .blas_library import BlasLibraryError, find_blas_library, symbol_prefix
 from .cache import ArtifactCache, cache_key, file_digest
 from .frontends import ImportedModel
 from .refusal import COMPILER, Refusal, RefusedError
@@ -60,7 +60,6 @@ def lower_model(
         pipeline,
         source_name=source_name,
         capture=False,
-        pass_options=blas_pass_options(),
     )
     check_llvm_only(run.final_ir, pipeline.name)
     cache.write_text(key, LOWERED_FILE, run.final_ir)

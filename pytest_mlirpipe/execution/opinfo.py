@@ -31,13 +31,26 @@ def op_db() -> list[Any]:
         from torch.testing._internal.common_methods_invocations import op_db as ops
     except ImportError as exc:
         raise MlirpipeError(
-            Problem(
-                f"torch's OpInfo catalogue cannot be imported: {exc}",
-                hint="it needs the 'expecttest' package: pip install expecttest "
-                "(or pip install -e '.[all]')",
-            )
+            Problem(f"torch's OpInfo catalogue cannot be imported: {exc}", hint=_needs(exc))
         ) from None
     return list(ops)
+
+
+def _needs(exc: ImportError) -> str:
+    """What to install when the catalogue's import failed: the package whose import did."""
+    extra = " (or pip install -e '.[all]')"
+    top = (exc.name or "").split(".")[0]
+    if top and top != "torch":
+        return f"it needs the '{top}' package: pip install {top}{extra}"
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return f"it needs torch: pip install torch{extra}"
+    # A module of torch's own is missing: a torch build without its testing modules.
+    return (
+        "it needs torch with its testing modules and the 'expecttest' package: "
+        f"pip install torch expecttest{extra}"
+    )
 
 
 def op_id(info: Any) -> str:

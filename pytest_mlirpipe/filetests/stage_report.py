@@ -157,7 +157,6 @@ def write_stage_report(
 ) -> ReportOutcome:
     """Lower the RUN line's input through its whole pipeline (from its --start-after) and write
     the page to `target`; a reason instead when that cannot be done."""
-    from ..execution.blas_library import blas_pass_options
     from ..lowering.catalog import catalog_for
     from ..lowering.report_html import write_html
     from ..lowering.stage_report import report_stages
@@ -182,7 +181,6 @@ def write_stage_report(
                 pipeline,
                 source_name=command.input,
                 start_after=command.start_after,
-                pass_options=blas_pass_options(),
                 note=note,
             )
         checked = command.stop_after or pipeline.stages[-1].name

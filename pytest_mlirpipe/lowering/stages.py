@@ -8,6 +8,7 @@ import functools
 import io
 import sys
 import time
+from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -90,8 +91,9 @@ def _stage_elements(stage: Stage) -> list[Element]:
 
 
 # Defaults for options of the project's Python passes, by pass name, used when the pipeline text
-# does not set them: `{"mlirpipe-matmul-to-blas": {"prefix": "scipy_"}}`. Values are read when
-# the pass is built (callers may compute them lazily).
+# does not set them, over the pass's own (`register(..., defaults=)`):
+# `{"mlirpipe-matmul-to-blas": {"prefix": "mkl_"}}`. Values are read when the pass is built
+# (callers may compute them lazily).
 PassOptions = Mapping[str, Mapping[str, str]]
 _NO_OPTIONS: PassOptions = MappingProxyType({})
 
@@ -150,9 +152,15 @@ def _python_pass_options(
                 hint=f"its options: {', '.join(py.options) or '(none)'}",
             )
         )
-    defaults = pass_options.get(py.argument, {})
+    defaults = _option_defaults(py, pass_options)
     # A default is read only when the text does not set the option (it may be computed).
     return {**{k: defaults[k] for k in defaults if k not in options}, **options}
+
+
+def _option_defaults(py: python_passes.PythonPass, pass_options: PassOptions) -> Mapping:
+    """The defaults of `py`'s options: the caller's `pass_options` over the pass's own (both
+    read lazily, on lookup)."""
+    return ChainMap(pass_options.get(py.argument, {}), py.defaults)
 
 
 def _flat_passes(elements: Sequence[Element]) -> list[Element]:
@@ -315,16 +323,16 @@ class _Job:
 
 
 def _defaults_used(stage: Stage, pass_options: PassOptions) -> tuple:
-    """(pass, option, value) of each default of `pass_options` the stage's passes take."""
-    if not pass_options:
-        return ()
+    """(pass, option, value) of each option default the stage's passes take (the caller's
+    `pass_options` or the pass's own)."""
     try:
         elements = _stage_elements(stage)
     except PipelineSyntaxError:  # the stage fails to build when it runs; say it there
         return ()
     used = []
     for el in elements:
-        defaults = {} if el.is_anchor else pass_options.get(el.name, {})
+        py = None if el.is_anchor else python_passes.get(el.name)
+        defaults = {} if py is None else _option_defaults(py, pass_options)
         if defaults:
             try:
                 explicit = parse_options(el.options)

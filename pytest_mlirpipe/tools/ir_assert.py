@@ -436,7 +436,6 @@ class StageAssertions:
             return parse_module(snap.ir or "", name, ctx).operation, ctx, stage
         if stage == last or self.pipeline is None:
             return run.module.operation, run, stage
-        from ..execution.blas_library import blas_pass_options
         from ..lowering.stages import run_stages
 
         earlier = run_stages(
@@ -447,7 +446,6 @@ class StageAssertions:
             stop_after=stage,
             capture=False,
             verify_each=not self.args.no_verify_each,
-            pass_options=blas_pass_options(),
         )
         return earlier.module.operation, earlier, stage
 

@@ -327,7 +327,6 @@ def _run_chunk(
 ) -> tuple[str, tuple[Diagnostic, ...], object]:
     """The output IR of one input (chunk), the diagnostics its stages emitted, and the
     stage run (a StageRun)."""
-    from ..execution.blas_library import blas_pass_options
     from ..lowering.stages import run_pass_pipeline, run_stages
 
     if pipeline is None:
@@ -337,7 +336,6 @@ def _run_chunk(
             source_name=name,
             verify_each=not args.no_verify_each,
             before_stage=before_stage,
-            pass_options=blas_pass_options(),
         )
         return run.final_ir, _diagnostics_of(run), run
     want_all = "all" in args.print_after
@@ -351,7 +349,6 @@ def _run_chunk(
         capture=capture,
         verify_each=not args.no_verify_each,
         before_stage=before_stage,
-        pass_options=blas_pass_options(),
     )
     for snap in run.snapshots:
         if want_all or snap.stage in args.print_after:

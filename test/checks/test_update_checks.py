@@ -399,3 +399,40 @@ def test_a_block_of_an_op_the_pipeline_made_follows_the_block_before_it() -> Non
         "// P-LABEL: @made\n",
         *lines[2:],
     ]
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("PASS", 0),
+        ("FLAKYPASS", 0),
+        ("XFAIL", 0),
+        ("UNSUPPORTED", 0),
+        ("FAIL", 1),
+        ("XPASS", 1),
+        ("UNRESOLVED", 1),
+        ("TIMEOUT", 1),
+    ],
+)
+def test_update_checks_exits_1_only_when_lit_counts_the_verdict_after_the_update_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, status: int
+) -> None:
+    import lit.Test
+
+    from pytest_mlirpipe.filetests.runner import FileTestRunner
+    from pytest_mlirpipe.filetests.verdict import FileVerdict
+
+    def verdict(name: str) -> FileVerdict:
+        return FileVerdict(name, "", getattr(lit.Test, name).isFailure)
+
+    path = tmp_path / "f.mlir"
+    path.write_text("// RUN: true\n")
+    monkeypatch.setattr(FileTestRunner, "run", lambda self, path: verdict("FAIL"))
+    monkeypatch.setattr(
+        update,
+        "update_file",
+        lambda runner, path: update.UpdateReport(str(path), (1,), (), verdict(code)),
+    )
+    out = io.StringIO()
+    assert mlirpipe(["update-checks", str(path)], io.StringIO(), out, io.StringIO()) == status
+    assert out.getvalue().splitlines()[-1] == f"{path}: {code} after the update"

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import types
 import warnings
 from pathlib import Path
 
@@ -199,14 +200,61 @@ def test_an_out_that_is_a_file_is_refused(tmp_path):
     )
 
 
-def test_without_expecttest_the_catalogue_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "torch.testing._internal.common_methods_invocations", None)
+CATALOGUE = "torch.testing._internal.common_methods_invocations"
+
+
+def _catalogue_needing(name: str) -> types.ModuleType:
+    """A stand-in for torch's catalogue module whose op_db import fails for want of `name`."""
+    module = types.ModuleType(CATALOGUE)
+
+    def missing(attribute: str):
+        raise ModuleNotFoundError(f"No module named '{name}'", name=name)
+
+    module.__getattr__ = missing  # the lazy import inside the catalogue fails
+    return module
+
+
+def test_without_expecttest_the_catalogue_says_to_install_expecttest(monkeypatch):
+    monkeypatch.setitem(sys.modules, CATALOGUE, _catalogue_needing("expecttest"))
     with pytest.raises(sweep.MlirpipeError) as info:
         opinfo.op_db()
-    assert info.value.format().startswith("error: torch's OpInfo catalogue cannot be imported: ")
-    assert info.value.format().endswith(
-        "\n  hint: it needs the 'expecttest' package: pip install expecttest "
+    assert info.value.format() == (
+        "error: torch's OpInfo catalogue cannot be imported: No module named 'expecttest'\n"
+        "  hint: it needs the 'expecttest' package: pip install expecttest "
         "(or pip install -e '.[all]')"
+    )
+
+
+def test_without_torch_the_catalogue_says_to_install_torch(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.delitem(sys.modules, CATALOGUE, raising=False)
+    with pytest.raises(sweep.MlirpipeError) as info:
+        opinfo.op_db()
+    assert info.value.format() == (
+        "error: torch's OpInfo catalogue cannot be imported: import of torch halted; None in "
+        "sys.modules\n  hint: it needs torch: pip install torch (or pip install -e '.[all]')"
+    )
+
+
+def test_mlirpipe_sweep_without_torch_says_to_install_torch(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.delitem(sys.modules, CATALOGUE, raising=False)
+    status, out, err = mlirpipe("sweep", "--ops", "add", "--out", tmp_path / "o")
+    assert (status, out) == (1, "")
+    assert err.startswith("error: torch's OpInfo catalogue cannot be imported: ")
+    assert err.endswith(
+        "\n  hint: it needs torch: pip install torch (or pip install -e '.[all]')\n"
+    )
+
+
+def test_a_torch_without_the_catalogue_module_says_what_the_catalogue_needs(monkeypatch):
+    monkeypatch.setitem(sys.modules, CATALOGUE, None)
+    with pytest.raises(sweep.MlirpipeError) as info:
+        opinfo.op_db()
+    assert info.value.format() == (
+        f"error: torch's OpInfo catalogue cannot be imported: import of {CATALOGUE} halted; "
+        "None in sys.modules\n  hint: it needs torch with its testing modules and the "
+        "'expecttest' package: pip install torch expecttest (or pip install -e '.[all]')"
     )
 
 

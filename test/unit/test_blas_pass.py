@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from pytest_mlirpipe.errors import PipelineSpecError
-from pytest_mlirpipe.execution.blas_library import blas_pass_options
 from pytest_mlirpipe.lowering.catalog import catalog_for
 from pytest_mlirpipe.lowering.stages import run_pass_pipeline, run_stages
 
@@ -24,9 +23,7 @@ _NP_OF = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
 
 def _lower(source: str, pipeline: str) -> object:
     """Run a shipped pipeline to the llvm dialect; the StageRun keeps module and context."""
-    return run_stages(
-        source, catalog_for([]).get(pipeline), capture=False, pass_options=blas_pass_options()
-    )
+    return run_stages(source, catalog_for([]).get(pipeline), capture=False)
 
 
 def _execute(source: str, pipeline: str, inputs: list[np.ndarray], result: str) -> np.ndarray:
@@ -72,7 +69,6 @@ def _after_pass(source: str, stop: str = "matmul-to-blas") -> str:
             catalog_for([]).get("refbackend-blas"),
             stop_after=stop,
             capture=True,
-            pass_options=blas_pass_options(),
         )
         .snapshots[-1]
         .ir
@@ -452,8 +448,7 @@ def _pass(source: str, options: str = "") -> str:
         if options
         else ("builtin.module(mlirpipe-matmul-to-blas)")
     )
-    options = blas_pass_options()
-    return run_pass_pipeline(source, text, source_name="k.mlir", pass_options=options).final_ir
+    return run_pass_pipeline(source, text, source_name="k.mlir").final_ir
 
 
 def _parsed(source: str) -> str:
@@ -536,10 +531,28 @@ def test_prefix_follows_the_environment(monkeypatch):
     assert "llvm.call @my_cblas_sgemm(" in _pass(I32_MATMUL.replace("i32", "f32"))
 
 
-def test_without_a_prefix_from_its_caller_the_pass_calls_plain_cblas_names():
-    text = "builtin.module(mlirpipe-matmul-to-blas)"
-    ir = run_pass_pipeline(I32_MATMUL.replace("i32", "f32"), text).final_ir
-    assert "llvm.call @cblas_sgemm(" in ir
+def test_the_python_api_and_mlirpipe_opt_call_the_same_blas_symbol(monkeypatch):
+    monkeypatch.delenv("MLIRPIPE_BLAS_PREFIX", raising=False)
+    monkeypatch.delenv("MLIRPIPE_BLAS_LIBRARY", raising=False)
+    kernel = I32_MATMUL.replace("i32", "f32")
+    pipeline = catalog_for([]).get("refbackend-blas")
+    api = run_stages(kernel, pipeline, capture=False).final_ir  # no pass options
+    status, opt, err = _opt("-", "--pipeline", "refbackend-blas")
+    assert (status, err) == (0, "")
+    assert "llvm.call @scipy_cblas_sgemm(" in api
+    assert "llvm.call @scipy_cblas_sgemm(" in opt
+
+
+def test_a_cached_prefix_is_not_reused_under_another_default_blas_prefix(monkeypatch):
+    from pytest_mlirpipe.lowering.prefix_cache import prefix_cache
+
+    kernel = I32_MATMUL.replace("i32", "f32")
+    pipeline = catalog_for([]).get("refbackend-blas")
+    with prefix_cache():
+        monkeypatch.setenv("MLIRPIPE_BLAS_PREFIX", "a_")
+        assert "llvm.call @a_cblas_sgemm(" in run_stages(kernel, pipeline).final_ir
+        monkeypatch.setenv("MLIRPIPE_BLAS_PREFIX", "b_")
+        assert "llvm.call @b_cblas_sgemm(" in run_stages(kernel, pipeline).final_ir
 
 
 def _opt(*argv: str) -> tuple[int, str, str]:

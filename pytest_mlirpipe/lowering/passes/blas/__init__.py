@@ -16,8 +16,8 @@ gemm per batch), and `linalg.generic` that is a matmul with permuted maps. Aroun
 - strided or offset layouts pass their strides as leading dimensions (either dimension may be the
   unit-stride one: that is a transpose flag); only a layout without a unit stride is copied.
 
-Option `prefix` goes before the CBLAS names (`scipy_` gives `scipy_cblas_sgemm`); the pass's
-default is none, and the callers that know the BLAS library give its prefix as the default.
+Option `prefix` goes before the CBLAS names (`scipy_` gives `scipy_cblas_sgemm`); its default,
+the same for every caller, is the configured BLAS library's (`symbols.symbol_prefix()`).
 
 The modules: `matching` (which ops are gemms), `aliasing` (what touches a buffer), `folding`
 (fills and transposes folded into the call), `layout` (leading dimensions and transpose
@@ -30,6 +30,7 @@ import sys
 
 from ..registry import PassBody, register
 from .rewrite import Rewriter
+from .symbols import PrefixDefault
 
 PASS_NAME = "mlirpipe-matmul-to-blas"
 
@@ -37,14 +38,14 @@ PASS_NAME = "mlirpipe-matmul-to-blas"
 @register(
     PASS_NAME,
     "Rewrite linalg.matmul / batch_matmul / matmul-like generic on f32/f64 buffers into CBLAS "
-    "gemm calls; `prefix` is the symbol prefix (default: none; mlirpipe-opt and compiled "
-    "models give the configured BLAS library's), `debug` reports every op left as it was and why",
+    "gemm calls; `prefix` is the symbol prefix (default: the configured BLAS library's, "
+    "$MLIRPIPE_BLAS_PREFIX or scipy-openblas32's), `debug` reports every op left as it was and why",
     options=("prefix", "debug"),
+    defaults=PrefixDefault(),
 )
 def matmul_to_blas(options: dict[str, str]) -> PassBody:
-    # The pass does not know which library the code will call: whoever runs it gives the prefix
-    # (`pass_options` of the stage runner; execution.blas_library.blas_pass_options()).
-    prefix = options.get("prefix", "")
+    # The stage runner fills in `prefix` from the registered defaults when the text omits it.
+    prefix = options["prefix"]
     debug = _flag(options.get("debug", "false"))
 
     def run(op, pass_) -> None:
