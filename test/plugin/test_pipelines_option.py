@@ -114,3 +114,17 @@ def test_without_a_broken_file_no_pipeline_item_is_added(suite):
     result = suite.runpytest(f"--mlirpipe-pipelines={pipes}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert "pipelines:" not in result.stdout.str()
+
+
+def test_under_lit_a_broken_pipeline_file_fails_only_the_files_that_use_it(suite):
+    from litrun import lit_verdicts
+    from parity import LIT_CFG
+
+    (suite.path / "lit.cfg.py").write_text(LIT_CFG)
+    (suite.path / "pipes" / "tidy-only.toml").write_text(BROKEN)
+    (suite.path / "shipped.mlir").write_text(SHIPPED)
+    (suite.path / "no_pipeline.mlir").write_text(NO_PIPELINE)
+    pipes = suite.path / "pipes"
+    codes, out = lit_verdicts(suite.path, f"--param=mlirpipe_pipelines={pipes}", ".")
+    assert codes == {"uses_folder.mlir": "FAIL", "shipped.mlir": "PASS", "no_pipeline.mlir": "PASS"}
+    assert f"{pipes}/tidy-only.toml:10:1: error: unknown key 'pases' in [[stage]]" in out
