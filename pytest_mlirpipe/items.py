@@ -66,6 +66,38 @@ class BrokenSuiteFile(pytest.File):
         return []
 
 
+class BrokenPipelineFiles(pytest.Item):
+    """The user's pipeline files that do not load, said once at the start of the run: the
+    tests whose pipelines they define fail with the same problems, the others run."""
+
+    def __init__(self, *, problems, **kwargs):
+        super().__init__(**kwargs)
+        self.problems = tuple(problems)
+
+    @classmethod
+    def for_problems(cls, session: pytest.Session, problems) -> BrokenPipelineFiles:
+        first = next((p.location for p in problems if p.location), None)
+        path = Path(first.path) if first else session.path
+        name = os.path.relpath(path, session.config.rootpath) if first else "pipelines"
+        return cls.from_parent(session, name=name, nodeid=name, path=path, problems=problems)
+
+    def runtest(self) -> None:
+        from .errors import PipelineSpecError
+
+        raise PipelineSpecError(self.problems)
+
+    def repr_failure(self, excinfo, style=None):
+        files = {p.location.path for p in self.problems if p.location}
+        count = f"{len(files)} pipeline file{'s' if len(files) != 1 else ''}"
+        return (
+            f"{count} of the run did not load; the tests that use their pipelines fail, "
+            f"the others run\n{excinfo.value}"
+        )
+
+    def reportinfo(self):
+        return self.path, 0, f"pipelines: {self.name}"
+
+
 class FileTestFailure(Exception):
     """lit reported a failing verdict; carries its output for the report."""
 

@@ -14,9 +14,11 @@ from .items import (
     RUNNER_KEY,
     STAGE_REPORT,
     UPDATED,
+    BrokenPipelineFiles,
     BrokenSuite,
     BrokenSuiteFile,
     MlirFile,
+    MlirItem,
 )
 from .options import (
     FILE_TEST_OPTIONS,
@@ -196,6 +198,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         link = extras.url(Path(page).resolve().as_uri(), name="stage report")
         report.extras = [*getattr(report, "extras", []), link]
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]):
+    """Once per run, first: the user's pipeline files that do not load."""
+    yield
+    runner = session.config.stash.get(RUNNER_KEY, None)
+    if runner is not None and any(isinstance(i, MlirItem) for i in items):
+        problems = runner.pipeline_problems()
+        if problems:
+            items.insert(0, BrokenPipelineFiles.for_problems(session, problems))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

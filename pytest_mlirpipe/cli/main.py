@@ -390,6 +390,7 @@ def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
 def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     named_pipelines(args.pipelines_dir, [])  # a --pipelines-dir that is not there: exit 2
     catalog = catalog_for(args.pipelines_dir)
+    catalog.check()  # a broken pipeline file is an error here, not a shorter list
     blocks = []
     for pipe in catalog:
         lines = [f"{pipe.name}: {pipe.input.value} -> {pipe.output.value}"]

@@ -113,7 +113,9 @@ class MlirShTest(lit.formats.ShTest):
         tmp_dir, tmp_base = TR.getTempPaths(test)
         notes = _side_files_beside(test, tmp_base)
         script, substitutions = _substituted(test, parsed, tmp_dir, tmp_base)
-        problems = _unknown_substitutions(script, test, substitutions)
+        problems = _unknown_substitutions(script, test, substitutions) or _backgrounded(
+            script, test
+        )
         if problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, problems)
         return _with_disagreements(TR._runShTest(test, litConfig, False, script, tmp_base), notes)
@@ -229,3 +231,43 @@ def _unknown_substitutions(script: list[str], test, substitutions) -> str:
                 f"{where}: error: unknown substitution '{name}' in a RUN line\n  hint: {hint}"
             )
     return "\n".join(lines)
+
+
+def _backgrounded(script: list[str], test) -> str:
+    """One message per RUN line that puts a command in the background (`cmd &`), which lit's
+    internal shell refuses: said before anything runs, so no command is left running."""
+    import lit.ShUtil as ShUtil
+    import lit.TestRunner as TR
+
+    lines = []
+    for ln in script:
+        m = re.fullmatch(TR.kPdbgRegex, ln)
+        command = m.group(2) if m else ln
+        try:
+            tree = ShUtil.ShParser(command, False, test.config.pipefail).parse()
+        except Exception:  # lit's own parse error, reported by the run
+            continue
+        if not _has_operator(tree, "&"):
+            continue
+        dbg = _DBG.match(ln)
+        where = f"{test.getSourcePath()}:{dbg.group(1)}" if dbg else test.getSourcePath()
+        lines.append(
+            f"{where}: error: unsupported shell operator: '&' (lit's internal shell runs every "
+            f"command in the foreground)\n  {command.strip()}\n"
+            "  hint: drop the '&'; to run one command after another, join them with && or ;"
+        )
+    return "\n".join(lines)
+
+
+def _has_operator(tree, op: str) -> bool:
+    """Whether lit's parsed command `tree` joins two commands with `op`."""
+    import lit.ShUtil as ShUtil
+
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ShUtil.Seq):
+            if node.op == op:
+                return True
+            stack += [node.lhs, node.rhs]
+    return False

@@ -172,6 +172,20 @@ class FileTestRunner:
             # the catalog the RUN lines will ask for: the run's folders on the search path
             catalog_for(self.config.pipeline_dirs)
 
+    def pipeline_problems(self) -> tuple:
+        """The problems of the user's pipeline files (the run's folders and those of
+        $MLIRPIPE_PIPELINES_PATH); none without such folders (the shipped files are checked
+        by the project's own tests)."""
+        from ..lowering.catalog import catalog_for, pipeline_dirs
+        from ..lowering.spec import PipelineSpecError
+
+        if not pipeline_dirs(self.config.pipeline_dirs):
+            return ()
+        try:
+            return catalog_for(self.config.pipeline_dirs).problems
+        except PipelineSpecError as exc:
+            return exc.problems
+
     def _run_here(
         self, path: Path, in_process: bool, forked: bool = False, crash_repro=None
     ) -> FileVerdict:

@@ -64,7 +64,8 @@ def steps_of(results, stdins: dict[int, str] | None = None) -> tuple[RunStep, ..
             steps.append(RunStep(line, command, tuple(own)))
 
     for r in results or ():
-        args = [str(a) for a in r.command.args]
+        # lit's shell error on an operator (a Seq, not a command) has no arguments
+        args = [str(a) for a in getattr(r.command, "args", ())]
         if args and args[0] == "@echo":
             text = (r.stdout or "").rstrip("\n")
             m = _RUN_AT.match(text)

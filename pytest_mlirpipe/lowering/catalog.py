@@ -24,7 +24,9 @@ def pipeline_dirs(extra_dirs: Sequence[str | os.PathLike]) -> list[str]:
 
 def catalog_for(extra_dirs: Sequence[str | os.PathLike]) -> PipelineCatalog:
     """The validated catalog of `extra_dirs`, `$MLIRPIPE_PIPELINES_PATH` and the shipped
-    pipelines, reused while no pipeline file changes (in-process tools ask once per RUN line)."""
+    pipelines, reused while no pipeline file changes (in-process tools ask once per RUN line).
+    The pipelines of a broken file raise its problems when asked for (`.check()` raises them
+    all); the others stay usable."""
     dirs = tuple(pipeline_dirs(extra_dirs))
     # Where a pipeline's tool is found decides which passes it is checked against.
     tool_path = (os.environ.get(TOOL_DIRS_ENV, ""), os.environ.get("PATH", ""))
@@ -74,6 +76,7 @@ def _load(dirs: tuple[str, ...], sizes: tuple, cpu: tuple, _state: tuple) -> Pip
         tool_passes=tool_passes,
         size_overrides=dict(sizes),
         cpu_features=cpu,
+        keep_going=True,  # a broken file of the user's leaves the other pipelines usable
     )
 
 

@@ -34,28 +34,45 @@ def builtin_pipeline_dirs() -> list[Path]:
 class PipelineCatalog:
     """Every pipeline found on the search path, resolved (extends applied) and validated."""
 
-    def __init__(self, pipelines: dict[str, Pipeline], sources: dict[str, Path]):
+    def __init__(
+        self,
+        pipelines: dict[str, Pipeline],
+        sources: dict[str, Path],
+        broken: Mapping[str, tuple[Problem, ...]] | None = None,
+        problems: Sequence[Problem] = (),
+    ):
         self._pipelines = pipelines
         self.sources = sources
+        # Kept going past broken files: each pipeline they break, with their problems, and
+        # every problem found (a file that names no pipeline breaks none but is listed here).
+        self.broken = dict(broken or {})
+        self.problems = tuple(problems)
 
     def names(self) -> list[str]:
         return sorted(self._pipelines)
 
     def __contains__(self, name: str) -> bool:
-        return name in self._pipelines
+        return name in self._pipelines or name in self.broken
 
     def get(self, name: str, where: Location | None = None) -> Pipeline:
+        if name in self.broken:
+            raise PipelineSpecError(self.broken[name])
         try:
             return self._pipelines[name]
         except KeyError:
-            raise PipelineSpecError(
-                Problem(
-                    f"unknown pipeline '{name}'",
-                    where,
-                    did_you_mean(name, self._pipelines)
-                    or f"known pipelines: {', '.join(self.names()) or '(none)'}",
-                )
-            ) from None
+            unknown = Problem(
+                f"unknown pipeline '{name}'",
+                where,
+                did_you_mean(name, self._pipelines)
+                or f"known pipelines: {', '.join(self.names()) or '(none)'}",
+            )
+            # a file that did not load may be where it is defined
+            raise PipelineSpecError([unknown, *self.problems]) from None
+
+    def check(self) -> None:
+        """Raise every problem of the pipeline files, when the catalog kept going past them."""
+        if self.problems:
+            raise PipelineSpecError(self.problems)
 
     def __iter__(self):
         return iter(self._pipelines[n] for n in self.names())
@@ -68,6 +85,7 @@ def load_catalog(
     tool_passes: Callable[[ExternalTool], Collection[str] | None] | None = None,
     size_overrides: Mapping[str, tuple[int, ...]] | None = None,
     cpu_features: Collection[str] | None = None,
+    keep_going: bool = False,
 ) -> PipelineCatalog:
     """Load every `*.toml` under `extra_dirs` (first) and the shipped pipelines.
 
@@ -77,6 +95,8 @@ def load_catalog(
     an external tool are checked against `tool_passes(tool)` instead. `size_overrides` replace
     the sizes transform stages give their scripts (each name must be one some stage gives).
     `cpu_features` choose each stage's `[stage.cpu.FEATURE]` table (None: the host's).
+    `keep_going`: when every problem is located in a file, the pipelines of the other files
+    stay usable; those the broken files define or extend raise the files' problems.
     """
     problems: list[Problem] = []
     raws: dict[str, RawPipeline] = {}
@@ -124,9 +144,38 @@ def load_catalog(
     if pass_exists is not None:
         checker = PassChecker(pass_exists, known_passes, tool_passes)
         problems.extend(_check_pass_names(raws, resolved, checker))
+    sources = {n: r.path for n, r in raws.items()}
+    if problems and keep_going and all(p.location for p in problems):
+        return _without_broken(resolved, sources, raws, _dedupe(problems))
     if problems:
         raise PipelineSpecError(_dedupe(problems))
-    return PipelineCatalog(resolved, {n: r.path for n, r in raws.items()})
+    return PipelineCatalog(resolved, sources)
+
+
+def _without_broken(
+    resolved: dict[str, Pipeline],
+    sources: dict[str, Path],
+    raws: dict[str, RawPipeline],
+    problems: list[Problem],
+) -> PipelineCatalog:
+    """The catalog of the pipelines whose file, and whose ancestors' files, have no problem."""
+    by_file: dict[str, list[Problem]] = {}
+    for p in problems:
+        by_file.setdefault(str(Path(p.location.path).resolve()), []).append(p)
+    broken: dict[str, tuple[Problem, ...]] = {}
+    for name in raws:
+        found: list[Problem] = []
+        seen: set[str] = set()
+        current: str | None = name
+        while current in raws and current not in seen:
+            seen.add(current)
+            found += by_file.get(str(Path(raws[current].path).resolve()), [])
+            parent = raws[current].data.get("extends")
+            current = parent if isinstance(parent, str) else None
+        if found:
+            broken[name] = tuple(dict.fromkeys(found))
+    good = {n: pipe for n, pipe in resolved.items() if n not in broken}
+    return PipelineCatalog(good, sources, broken, problems)
 
 
 def _apply_size_overrides(

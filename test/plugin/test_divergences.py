@@ -3,6 +3,7 @@ isolation mode and under xdist: the verdicts agree, and are the ones lit gives."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -11,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from parity import ADD, GeneratedFile, compare_runners, write_suite
+from parity import ADD, GeneratedFile, compare_runners, junit_outcomes, write_suite
 
 HERE = Path(__file__).parent
 
@@ -77,6 +78,8 @@ FILES: dict[str, tuple[str | bytes, str]] = {
     ),
     # Redirects from a file no RUN line wrote.
     "missing-input.mlir": ("// RUN: FileCheck %s < %t.missing\n// CHECK: x\n" + ADD, "UNRESOLVED"),
+    # Puts a command in the background, which lit's internal shell refuses.
+    "background.mlir": ("// RUN: true\n// RUN: sleep 300 & true\n" + ADD, "UNRESOLVED"),
     # A check file that is not UTF-8.
     "not-utf8.mlir": (
         b"// RUN: mlirpipe-opt %s --pass-pipeline='builtin.module(canonicalize)' | FileCheck %s\n"
@@ -146,3 +149,53 @@ def test_bad_inputs_are_reported_in_a_few_located_lines_without_tracebacks(tmp_p
     )
     assert "Traceback" not in out and "UnicodeDecodeError" not in out
     assert len(out.splitlines()) < 80, out
+
+
+BACKGROUND_MARK = "9.25"  # an unusual `sleep` argument, to find the process if it ever started
+
+
+def _sleeping_marked() -> list:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if proc.info["name"] == "sleep" and BACKGROUND_MARK in (proc.info["cmdline"] or []):
+                found.append(proc)
+    return found
+
+
+@pytest.mark.parametrize("mode", ["fork", "none", "subprocess"])
+def test_a_backgrounded_command_is_unresolved_with_lits_message_and_leaves_nothing_running(
+    tmp_path, mode
+):
+    text = f"// RUN: true\n// RUN: sleep {BACKGROUND_MARK} & true\n// CHECK: x\n" + ADD
+    write_suite(tmp_path, [GeneratedFile("background.mlir", text)])
+    xml = tmp_path / "junit.xml"
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(tmp_path),
+            "-p",
+            "no:cacheprovider",
+            f"--mlirpipe-isolation={mode}",
+            f"--junitxml={xml}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    out = ran.stdout
+    assert "background.mlir: UNRESOLVED: the test file is malformed" in out
+    assert (
+        "background.mlir:2: error: unsupported shell operator: '&' (lit's internal shell runs "
+        "every command in the foreground)\n"
+        f"  sleep {BACKGROUND_MARK} & true\n"
+        "  hint: drop the '&'; to run one command after another, join them with && or ;"
+    ) in out
+    assert "Traceback" not in out and "AttributeError" not in out
+    assert junit_outcomes(xml) == {"background.mlir": "UNRESOLVED"}
+    assert _sleeping_marked() == []

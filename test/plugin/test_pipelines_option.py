@@ -61,3 +61,70 @@ def test_without_the_folder_the_pipeline_is_unknown(suite):
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*unknown pipeline 'tidy-only'*"])
+
+
+BROKEN = PIPELINE.replace("passes = [", "pases = [")
+SHIPPED = TEST.replace(
+    "--pipeline tidy-only", "--pipeline refbackend --stop-after generalize-tensor-pad"
+)
+NO_PIPELINE = TEST.replace("--pipeline tidy-only", "--pass-pipeline='builtin.module(cse)'")
+
+
+@pytest.mark.parametrize("isolation", ["fork", "subprocess"])
+def test_a_broken_pipeline_file_is_reported_once_first_and_the_other_files_run(suite, isolation):
+    (suite.path / "pipes" / "tidy-only.toml").write_text(BROKEN)
+    (suite.path / "also_uses_folder.mlir").write_text(TEST)
+    (suite.path / "shipped.mlir").write_text(SHIPPED)
+    (suite.path / "no_pipeline.mlir").write_text(NO_PIPELINE)
+    pipes = suite.path / "pipes"
+    result = suite.runpytest(
+        f"--mlirpipe-pipelines={pipes}",
+        f"--mlirpipe-isolation={isolation}",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=2, failed=3)
+    out = result.stdout.str()
+    head = (
+        "1 pipeline file of the run did not load; the tests that use their pipelines fail, "
+        "the others run"
+    )
+    assert out.count(head) == 1
+    result.stdout.fnmatch_lines(
+        [
+            "collected 4 items",
+            "",
+            "pipes/tidy-only.toml F*",
+            "*_ pipelines: pipes/tidy-only.toml _*",
+            head,
+            f"{pipes}/tidy-only.toml:10:1: error: unknown key 'pases' in [[stage]]",
+            "  hint: did you mean 'passes' or 'replaces' or 'sizes'?",
+        ]
+    )
+    failed = {line.split(" - ")[0] for line in out.splitlines() if line.startswith("FAILED")}
+    assert failed == {
+        "FAILED pipes/tidy-only.toml",
+        "FAILED uses_folder.mlir::uses_folder.mlir",
+        "FAILED also_uses_folder.mlir::also_uses_folder.mlir",
+    }
+
+
+def test_without_a_broken_file_no_pipeline_item_is_added(suite):
+    pipes = suite.path / "pipes"
+    result = suite.runpytest(f"--mlirpipe-pipelines={pipes}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "pipelines:" not in result.stdout.str()
+
+
+def test_under_lit_a_broken_pipeline_file_fails_only_the_files_that_use_it(suite):
+    from litrun import lit_verdicts
+    from parity import LIT_CFG
+
+    (suite.path / "lit.cfg.py").write_text(LIT_CFG)
+    (suite.path / "pipes" / "tidy-only.toml").write_text(BROKEN)
+    (suite.path / "shipped.mlir").write_text(SHIPPED)
+    (suite.path / "no_pipeline.mlir").write_text(NO_PIPELINE)
+    pipes = suite.path / "pipes"
+    codes, out = lit_verdicts(suite.path, f"--param=mlirpipe_pipelines={pipes}", ".")
+    assert codes == {"uses_folder.mlir": "FAIL", "shipped.mlir": "PASS", "no_pipeline.mlir": "PASS"}
+    assert f"{pipes}/tidy-only.toml:10:1: error: unknown key 'pases' in [[stage]]" in out

@@ -16,7 +16,7 @@ from pytest_mlirpipe.errors import MlirpipeError, PipelineSpecError
 from pytest_mlirpipe.filetests.config import read_settings
 from pytest_mlirpipe.filetests.expect import judge, read_expectations
 from pytest_mlirpipe.filetests.failure import format_failure
-from pytest_mlirpipe.filetests.verdict import FileVerdict, RunStep, steps_of
+from pytest_mlirpipe.filetests.verdict import CommandResult, FileVerdict, RunStep, steps_of
 from pytest_mlirpipe.lowering.pipeline_text import (
     PipelineSyntaxError,
     parse_options,
@@ -304,3 +304,11 @@ def test_an_expectation_with_problems_leaves_the_verdict_alone(tmp_path):
     expected = read_expectations(path)
     assert expected.problems
     assert judge("TIMEOUT", "out", expected, str(path)) == ("TIMEOUT", "out")
+
+
+def test_a_shell_error_on_an_operator_is_kept_as_a_command_without_arguments():
+    seq = SimpleNamespace(lhs=None, op="&", rhs=None)  # lit's Seq: no `args`
+    error = SimpleNamespace(command=seq, exitCode=127, stdout="", stderr="unsupported")
+    echoes = [_result(["@echo"], stdout="# RUN: at line 2\n"), _result(["@echo"], stdout="a & b")]
+    steps = steps_of([*echoes, error])
+    assert steps == (RunStep(2, "a & b", (CommandResult((), 127, "", "unsupported"),)),)

@@ -143,6 +143,16 @@ def test_list_shows_what_a_pipeline_extends(tmp_path):
     assert "no-linalg-left: everything became loops\n       passes: canonicalize" in block
 
 
+def test_list_reports_a_broken_pipeline_file_instead_of_leaving_its_pipeline_out(tmp_path):
+    (tmp_path / "bad.toml").write_text(
+        '[pipeline]\nname = "bad"\ninput = "linalg-on-tensors"\noutput = "llvm"\n\n'
+        '[[stage]]\nname = "s"\nreason = "r"\npases = ["cse"]\n'
+    )
+    status, out, err = mlirpipe("list", "--pipelines-dir", tmp_path)
+    assert status != 0 and out == ""
+    assert f"{tmp_path / 'bad.toml'}:9:1: error: unknown key 'pases' in [[stage]]" in err
+
+
 # --- stages ----------------------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -723,3 +724,37 @@ def test_a_vectorized_front_end_runs_the_stages_of_its_own_pipeline(pipeline, fr
     copied = {s.name: s.passes for s in catalog.get(pipeline).stages}
     original = {s.name: s.passes for s in catalog.get(front).stages}
     assert [copied[name] for name in stages] == [original[name] for name in stages]
+
+
+def test_keeping_going_past_a_broken_file_leaves_the_other_pipelines_usable(tmp_path, write_file):
+    write_file("good.toml", HEAD.format(name="good") + STAGE.format(name="s", passes="cse"))
+    broken = HEAD.format(name="bad") + STAGE.format(name="s", passes="cse").replace(
+        "passes", "pases"
+    )
+    write_file("bad.toml", broken)
+    child = HEAD.format(name="child").replace("[pipeline]\n", '[pipeline]\nextends = "bad"\n')
+    write_file("child.toml", child)
+
+    catalog = load_catalog([tmp_path], keep_going=True)
+
+    assert catalog.get("good").stage_names() == ["s"]
+    assert catalog.get("refbackend").name == "refbackend"
+    assert "bad" in catalog and "bad" not in catalog.names()
+    unknown_key = f"{tmp_path / 'bad.toml'}:9:1: error: unknown key 'pases' in [[stage]]"
+    for name in ("bad", "child"):  # its own file, or a file it extends
+        with pytest.raises(PipelineSpecError) as info:
+            catalog.get(name)
+        assert str(info.value).startswith(unknown_key)
+    with pytest.raises(PipelineSpecError) as info:
+        catalog.get("nope")
+    assert str(info.value).splitlines()[0] == "error: unknown pipeline 'nope'"
+    assert unknown_key in str(info.value)  # it may be what the broken file meant to define
+    with pytest.raises(PipelineSpecError) as info:
+        catalog.check()
+    assert str(info.value).startswith(unknown_key)
+
+
+def test_keeping_going_still_stops_at_a_problem_of_no_file(tmp_path):
+    message = f"error: pipeline directory '{tmp_path / 'nope'}' does not exist"
+    with pytest.raises(PipelineSpecError, match=re.escape(message)):
+        load_catalog([tmp_path / "nope"], keep_going=True)
