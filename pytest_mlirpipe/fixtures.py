@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from .errors import MlirpipeError
+from .execution.workdir import TorchCache
 from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
 from .plugin import run_config
 
@@ -36,6 +37,7 @@ class _ExecutionRun:
         self.verdict: tuple[int, str] | None = None  # of --mlirpipe-compare
         self.baseline: dict[str, Any] = {}  # its report, read at configure time
         self._checker = None
+        self.torch_cache = TorchCache()
 
     @property
     def checker(self) -> ModelChecker:
@@ -71,6 +73,7 @@ class _ExecutionRun:
 
 def pytest_configure(config: pytest.Config) -> None:
     run = config.stash[_RUN_KEY] = _ExecutionRun(run_config(config))
+    run.torch_cache.open()  # before a test imports torch._dynamo; xdist workers inherit it
     if run.options.compare_path and not hasattr(config, "workerinput"):
         run.baseline = _read_baseline(run.options.compare_path)  # before anything runs
     if config.pluginmanager.hasplugin("xdist"):
@@ -101,6 +104,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         run.verdict = _compare(session.config, run)
         if run.verdict[0] and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = run.verdict[0]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_RUN_KEY, None)
+    if run is not None:
+        run.torch_cache.close()
 
 
 def _file_timings(config: pytest.Config) -> dict[str, dict[str, Any]]:
