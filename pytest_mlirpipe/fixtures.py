@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -191,10 +193,11 @@ class MlirpipeFixture:
 
     Shared libraries and repro files go under the test's own `tmp_path`."""
 
-    def __init__(self, run: _ExecutionRun, nodeid: str, work_dir: Path):
+    def __init__(self, run: _ExecutionRun, nodeid: str, work_dir: Path, root: Path | None = None):
         self._run = run
         self._nodeid = nodeid
         self._work_dir = work_dir
+        self._root = root  # caller locations are shown relative to it
 
     @property
     def checker(self) -> ModelChecker:
@@ -210,30 +213,54 @@ class MlirpipeFixture:
         if options.get("name") is None:
             options["name"] = self._nodeid.split("::")[-1]
         options.setdefault("work_dir", self._work_dir)
-        return _or_fail(lambda: self.checker.check(model, *inputs, **options))
+        where = _caller(self._root)
+        return _or_fail(lambda: self.checker.check(model, *inputs, **options), where)
 
     def compile(self, model: Any, *inputs: Any, **options: Any) -> CompiledModel:
         """`ModelChecker.compile` (same options): the model compiled through `pipeline`, a
         callable taking arrays or tensors."""
         __tracebackhide__ = True
         options.setdefault("work_dir", self._work_dir)
-        return _or_fail(lambda: self.checker.compile(model, *inputs, **options))
+        where = _caller(self._root)
+        return _or_fail(lambda: self.checker.compile(model, *inputs, **options), where)
 
 
-def _or_fail(step: Callable[[], T]) -> T:
-    """`step()`, or the test failed with the report of our own error (no traceback)."""
+def _or_fail(step: Callable[[], T], where: str = "") -> T:
+    """`step()`, or the test failed with the report of our own error (no traceback), each
+    error line located at `where`, the call in the test."""
     __tracebackhide__ = True
     try:
         return step()
     except MlirpipeError as exc:
         failure = exc.format()
+    if where:
+        lines = failure.splitlines()
+        failure = "\n".join(f"{where}: {x}" if x.startswith("error: ") else x for x in lines)
     pytest.fail(failure, pytrace=False)  # outside the except block: no chained traceback
+
+
+_OWN_FILES = str(Path(__file__).parent) + os.sep
+
+
+def _caller(root: Path | None) -> str:
+    """`file:line` of the call into the fixture: the first frame outside this package (a
+    test may call check() several times, or through helpers of its own)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_OWN_FILES):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    path = Path(frame.f_code.co_filename)
+    if root is not None and path.is_relative_to(root):
+        path = path.relative_to(root)
+    return f"{path}:{frame.f_lineno}"
 
 
 @pytest.fixture
 def mlirpipe(request: pytest.FixtureRequest, tmp_path: Path) -> MlirpipeFixture:
     """Compile models through MLIR pipelines and check them against torch eager."""
-    return MlirpipeFixture(request.config.stash[_RUN_KEY], request.node.nodeid, tmp_path)
+    config = request.config
+    return MlirpipeFixture(config.stash[_RUN_KEY], request.node.nodeid, tmp_path, config.rootpath)
 
 
 __all__ = ["MlirpipeFixture", "mlirpipe"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 from cases import HAS_OPENBLAS, NO_OPENBLAS
@@ -139,3 +141,40 @@ def test_side_by_side_has_a_column_per_pipeline_blas_last() -> None:
     ]
     assert len(lines) == 4
     assert format_side_by_side([_row("add", "refbackend", 1e-3)]) == ""
+
+
+TWO_CALLS = """
+import torch
+
+
+class Sub(torch.nn.Module):
+    def forward(self, a, b):
+        return a - b
+
+
+def test_two_calls(mlirpipe):
+    mlirpipe.check(Sub(), torch.ones(4), torch.ones(4), reference=lambda a, b: a - b)
+    mlirpipe.check(Sub(), torch.ones(4), torch.ones(4), reference=lambda a, b: a + b)
+"""
+
+
+def test_a_failing_check_names_its_call_and_how_to_reproduce_the_lowering(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_suite=TWO_CALLS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "test_suite.py:11: error: case 'test_two_calls' through pipeline 'refbackend' (jit, "
+            "*): result 0 ('result0'): 4 of 4 elements differ (100.00%)*",
+            "  reproduce the lowering with: mlirpipe-opt *test_two_calls.input.mlir "
+            "--pipeline refbackend -o *test_two_calls.llvm.mlir",
+        ]
+    )
+    assert "test_suite.py:10" not in result.stdout.str()  # the first call, which passed
+    line = next(x for x in result.stdout.lines if "reproduce the lowering with: " in x)
+    command = line.split("reproduce the lowering with: ")[1].split()
+    lowered = subprocess.run(command, capture_output=True, text=True)
+    assert lowered.returncode == 0, lowered.stderr
+    assert "llvm.func @forward" in Path(command[-1]).read_text()
