@@ -214,7 +214,11 @@ class MlirpipeFixture:
             options["name"] = self._nodeid.split("::")[-1]
         options.setdefault("work_dir", self._work_dir)
         where = _caller(self._root)
-        return _or_fail(lambda: self.checker.check(model, *inputs, **options), where)
+        return _or_fail(
+            lambda: self.checker.check(model, *inputs, **options),
+            where,
+            lambda exc: _run_line(exc, model, inputs, options, self._root),
+        )
 
     def compile(self, model: Any, *inputs: Any, **options: Any) -> CompiledModel:
         """`ModelChecker.compile` (same options): the model compiled through `pipeline`, a
@@ -225,18 +229,51 @@ class MlirpipeFixture:
         return _or_fail(lambda: self.checker.compile(model, *inputs, **options), where)
 
 
-def _or_fail(step: Callable[[], T], where: str = "") -> T:
+def _or_fail(
+    step: Callable[[], T],
+    where: str = "",
+    more: Callable[[MlirpipeError], str] | None = None,
+) -> T:
     """`step()`, or the test failed with the report of our own error (no traceback), each
-    error line located at `where`, the call in the test."""
+    error line located at `where`, the call in the test, and the lines `more` adds."""
     __tracebackhide__ = True
     try:
         return step()
     except MlirpipeError as exc:
         failure = exc.format()
+        extra = more(exc) if more is not None else ""
+    if extra:
+        failure += "\n" + extra
     if where:
         lines = failure.splitlines()
         failure = "\n".join(f"{where}: {x}" if x.startswith("error: ") else x for x in lines)
     pytest.fail(failure, pytrace=False)  # outside the except block: no chained traceback
+
+
+# check() options that change nothing `mlirpipe run` would check differently
+_RUN_NEUTRAL = frozenset({"name", "work_dir", "pipelines", "flops", "time_it", "bisect"})
+
+
+def _run_line(
+    exc: MlirpipeError,
+    model: Any,
+    inputs: tuple[Any, ...],
+    options: dict[str, Any],
+    root: Path | None,
+) -> str:
+    """The `mlirpipe run` command that checks the model again outside pytest, for pipelines
+    with wrong results, when there is one (see model_file.run_command)."""
+    from .execution.check import ExecutionMismatch
+    from .execution.model_file import run_command
+
+    if not isinstance(exc, ExecutionMismatch):
+        return ""
+    wrong = [o.pipeline for o in exc.outcomes if o.verdict == "FAIL" and o.comparison]
+    flags = {k: v for k, v in options.items() if k not in _RUN_NEUTRAL}
+    command = run_command(model, inputs, wrong, root, flags) if wrong else None
+    if command is None:
+        return ""
+    return f"  check it again outside pytest (seeded random inputs of these shapes): {command}"
 
 
 _OWN_FILES = str(Path(__file__).parent) + os.sep
