@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from .errors import MlirpipeError
+from .execution.workdir import TorchCache
 from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
 from .plugin import run_config
 
@@ -36,6 +39,7 @@ class _ExecutionRun:
         self.verdict: tuple[int, str] | None = None  # of --mlirpipe-compare
         self.baseline: dict[str, Any] = {}  # its report, read at configure time
         self._checker = None
+        self.torch_cache = TorchCache()
 
     @property
     def checker(self) -> ModelChecker:
@@ -71,6 +75,7 @@ class _ExecutionRun:
 
 def pytest_configure(config: pytest.Config) -> None:
     run = config.stash[_RUN_KEY] = _ExecutionRun(run_config(config))
+    run.torch_cache.open()  # before a test imports torch._dynamo; xdist workers inherit it
     if run.options.compare_path and not hasattr(config, "workerinput"):
         run.baseline = _read_baseline(run.options.compare_path)  # before anything runs
     if config.pluginmanager.hasplugin("xdist"):
@@ -101,6 +106,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         run.verdict = _compare(session.config, run)
         if run.verdict[0] and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = run.verdict[0]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(_RUN_KEY, None)
+    if run is not None:
+        run.torch_cache.close()
 
 
 def _file_timings(config: pytest.Config) -> dict[str, dict[str, Any]]:
@@ -182,10 +193,11 @@ class MlirpipeFixture:
 
     Shared libraries and repro files go under the test's own `tmp_path`."""
 
-    def __init__(self, run: _ExecutionRun, nodeid: str, work_dir: Path):
+    def __init__(self, run: _ExecutionRun, nodeid: str, work_dir: Path, root: Path | None = None):
         self._run = run
         self._nodeid = nodeid
         self._work_dir = work_dir
+        self._root = root  # caller locations are shown relative to it
 
     @property
     def checker(self) -> ModelChecker:
@@ -201,30 +213,91 @@ class MlirpipeFixture:
         if options.get("name") is None:
             options["name"] = self._nodeid.split("::")[-1]
         options.setdefault("work_dir", self._work_dir)
-        return _or_fail(lambda: self.checker.check(model, *inputs, **options))
+        where = _caller(self._root)
+        return _or_fail(
+            lambda: self.checker.check(model, *inputs, **options),
+            where,
+            lambda exc: _run_line(exc, model, inputs, options, self._root),
+        )
 
     def compile(self, model: Any, *inputs: Any, **options: Any) -> CompiledModel:
         """`ModelChecker.compile` (same options): the model compiled through `pipeline`, a
         callable taking arrays or tensors."""
         __tracebackhide__ = True
         options.setdefault("work_dir", self._work_dir)
-        return _or_fail(lambda: self.checker.compile(model, *inputs, **options))
+        where = _caller(self._root)
+        return _or_fail(lambda: self.checker.compile(model, *inputs, **options), where)
 
 
-def _or_fail(step: Callable[[], T]) -> T:
-    """`step()`, or the test failed with the report of our own error (no traceback)."""
+def _or_fail(
+    step: Callable[[], T],
+    where: str = "",
+    more: Callable[[MlirpipeError], str] | None = None,
+) -> T:
+    """`step()`, or the test failed with the report of our own error (no traceback), each
+    error line located at `where`, the call in the test, and the lines `more` adds."""
     __tracebackhide__ = True
     try:
         return step()
     except MlirpipeError as exc:
         failure = exc.format()
+        extra = more(exc) if more is not None else ""
+    if extra:
+        failure += "\n" + extra
+    if where:
+        lines = failure.splitlines()
+        failure = "\n".join(f"{where}: {x}" if x.startswith("error: ") else x for x in lines)
     pytest.fail(failure, pytrace=False)  # outside the except block: no chained traceback
+
+
+# check() options that change nothing `mlirpipe run` would check differently
+_RUN_NEUTRAL = frozenset({"name", "work_dir", "pipelines", "flops", "time_it", "bisect"})
+
+
+def _run_line(
+    exc: MlirpipeError,
+    model: Any,
+    inputs: tuple[Any, ...],
+    options: dict[str, Any],
+    root: Path | None,
+) -> str:
+    """The `mlirpipe run` command that checks the model again outside pytest, for pipelines
+    with wrong results, when there is one (see model_file.run_command)."""
+    from .execution.check import ExecutionMismatch
+    from .execution.model_file import run_command
+
+    if not isinstance(exc, ExecutionMismatch):
+        return ""
+    wrong = [o.pipeline for o in exc.outcomes if o.verdict == "FAIL" and o.comparison]
+    flags = {k: v for k, v in options.items() if k not in _RUN_NEUTRAL}
+    command = run_command(model, inputs, wrong, root, flags) if wrong else None
+    if command is None:
+        return ""
+    return f"  check it again outside pytest (seeded random inputs of these shapes): {command}"
+
+
+_OWN_FILES = str(Path(__file__).parent) + os.sep
+
+
+def _caller(root: Path | None) -> str:
+    """`file:line` of the call into the fixture: the first frame outside this package (a
+    test may call check() several times, or through helpers of its own)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_OWN_FILES):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    path = Path(frame.f_code.co_filename)
+    if root is not None and path.is_relative_to(root):
+        path = path.relative_to(root)
+    return f"{path}:{frame.f_lineno}"
 
 
 @pytest.fixture
 def mlirpipe(request: pytest.FixtureRequest, tmp_path: Path) -> MlirpipeFixture:
     """Compile models through MLIR pipelines and check them against torch eager."""
-    return MlirpipeFixture(request.config.stash[_RUN_KEY], request.node.nodeid, tmp_path)
+    config = request.config
+    return MlirpipeFixture(config.stash[_RUN_KEY], request.node.nodeid, tmp_path, config.rootpath)
 
 
 __all__ = ["MlirpipeFixture", "mlirpipe"]

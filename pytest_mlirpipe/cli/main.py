@@ -384,7 +384,10 @@ def _test_files(runner, names: Sequence[str]) -> list[str]:
 
 
 def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    return args.body(args, stdin, stdout, stderr)
+    from ..execution.workdir import private_torch_cache
+
+    with private_torch_cache():  # torch's own cache is not left in $TMPDIR
+        return args.body(args, stdin, stdout, stderr)
 
 
 def _list(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

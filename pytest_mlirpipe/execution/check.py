@@ -45,6 +45,7 @@ class Outcome:
     export: str = ""  # "strict" when torch.export's default (non-strict) mode failed
     refusal: Refusal | None = None  # when torch or the compiler refused the model (see error)
     bisection: Bisection | None = None  # where wrong results begin (check(..., bisect=True))
+    repro: str = ""  # for wrong results: the command lowering the saved imported module
 
     @property
     def max_abs(self) -> float | None:
@@ -66,6 +67,7 @@ class ExecutionMismatch(MlirpipeError):
                     + (f", {o.export} export" if o.export else "")
                     + "): "
                     + (o.error or (o.comparison.format() if o.comparison else "failed"))
+                    + (f"\n  reproduce the lowering with: {o.repro}" if o.repro else "")
                     + (f"\n{o.bisection.format()}" if o.bisection is not None else ""),
                     hint=_BISECT_HINT if _bisectable(o) and o.bisection is None else None,
                 )
@@ -120,6 +122,7 @@ class ModelChecker:
         timeout: float = 0.0,
         work_dir: Path | str | None = None,
         bisect: bool = False,
+        repros: bool = True,
     ):
         check_mode(mode)
         self.pipeline_dirs = [str(d) for d in pipeline_dirs]
@@ -135,6 +138,8 @@ class ModelChecker:
         self.work = WorkDir(work_dir)
         # Whether check() looks for the first stage after which wrong results begin.
         self.bisect_failures = bisect
+        # Whether a pipeline with wrong results writes its imported module for a repro.
+        self.repros = repros
 
     def close(self) -> None:
         """Remove the private folder of build products (a given `work_dir` stays)."""
@@ -357,6 +362,9 @@ class ModelChecker:
             outcome, compiled = self._compile_and_compare(case, imported, pipe)
         else:
             outcome, compiled = self._contained(case, imported, pipe)
+        if self.repros and outcome.verdict == "FAIL" and outcome.comparison is not None:
+            _, command = _write_repro(case, pipe, imported)
+            outcome = replace(outcome, repro=command)
         if compiled is None or outcome.verdict != "PASS":
             return outcome, None
         return outcome, compiled.function
@@ -466,11 +474,16 @@ def _contained_failure(
         what = f"internal error, while {where}: {ended.detail.strip().splitlines()[-1]}"
     else:
         what = f"{ended.detail}, while {where}"
+    source, command = _write_repro(case, pipe, imported)
+    return f"{what}\n  the imported module is in {source}; lower it with: {command}"
+
+
+def _write_repro(case: _Case, pipe: Pipeline, imported: ImportedModel) -> tuple[Path, str]:
+    """The imported module written to a kept folder of the case's work folder, and the
+    command that lowers it through `pipe` outside pytest."""
     folder = case.work.kept_folder("mlirpipe-repro-")
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in case.name)
     source = folder / f"{safe}.input.mlir"
     source.write_text(imported.text)
-    return (
-        f"{what}\n  the imported module is in {source}; lower it with: "
-        f"mlirpipe-opt {source} --pipeline {pipe.name} -o {folder / (safe + '.llvm.mlir')}"
-    )
+    output = folder / f"{safe}.llvm.mlir"
+    return source, f"mlirpipe-opt {source} --pipeline {pipe.name} -o {output}"

@@ -548,7 +548,7 @@ def _export(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> tuple[An
         quiet = ("torch.fx.experimental.symbolic_shapes",) if not failures else ()
         printed = contextlib.redirect_stderr(io.StringIO()) if not failures else nullcontext()
         try:
-            with _quiet_torch(*quiet), printed:
+            with _quiet_torch(*quiet), _torch_logs_off(), printed:
                 return torch.export.export(module, tuple(inputs), strict=strict), how
         except Exception as exc:
             failures.append((how, exc))
@@ -692,6 +692,29 @@ def _quiet_torch(*loggers: str) -> Iterator[None]:
     finally:
         for logger, disabled in saved:
             logger.disabled = disabled
+
+
+# torch logs a failed trace at ERROR, with its traceback (fake tensors, torch.export, TorchDynamo):
+# ~40 lines before our own error, which says what failed and how to see torch's whole error.
+_EXPORT_LOGGERS = ("torch._subclasses.fake_tensor", "torch.export", "torch._dynamo")
+
+
+@contextlib.contextmanager
+def _torch_logs_off() -> Iterator[None]:
+    """torch's own error records while it exports (the loggers' levels raised, then restored),
+    unless TORCH_LOGS asks torch for logs."""
+    if os.environ.get("TORCH_LOGS"):
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in _EXPORT_LOGGERS]
+    saved = [(logger, logger.level) for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in saved:
+            logger.setLevel(level)
 
 
 def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> str:

@@ -258,3 +258,56 @@ def _frame_in(exc: BaseException, path: Path, path_text: str) -> Location | None
 
 def _a(noun: str) -> str:
     return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
+def run_command(
+    model: Any,
+    inputs: Sequence[Any],
+    pipelines: Sequence[str],
+    root: Path | None = None,
+    options: dict[str, Any] | None = None,
+) -> str | None:
+    """The `mlirpipe run FILE.py::Name --inputs SPEC ...` that checks `model` again outside
+    pytest, when it can: the model's class is defined at the top of a file and built with no
+    arguments, every input is a tensor of a spec's dtype, and `options` (rtol, atol, mode)
+    have flags. None otherwise."""
+    import torch
+
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    flags = {"rtol": "--rtol", "atol": "--atol", "mode": "--mode"}
+    if not isinstance(model, torch.nn.Module) or set(options) - set(flags):
+        return None
+    cls = type(model)
+    module = sys.modules.get(cls.__module__)
+    if getattr(module, cls.__qualname__, None) is not cls or not _built_without_arguments(cls):
+        return None
+    try:
+        source = Path(inspect.getsourcefile(cls) or "")
+    except TypeError:
+        return None
+    if source.suffix != ".py":
+        return None
+    dtypes = {name: spec for spec, name in DTYPES.items()}
+    specs = []
+    for x in inputs:
+        name = str(getattr(x, "dtype", "")).removeprefix("torch.")
+        if not isinstance(x, torch.Tensor) or x.layout != torch.strided or name not in dtypes:
+            return None
+        specs.append(str(TensorSpec(tuple(x.shape), dtypes[name])))
+    if root is not None and source.is_relative_to(root):
+        source = source.relative_to(root)
+    words = [f"{source}::{cls.__qualname__}", "--inputs", ",".join(specs) or "''"]
+    words += ["--pipeline", ",".join(pipelines)]
+    for key, value in options.items():
+        words += [flags[key], str(value)]
+    return "mlirpipe run " + " ".join(words)
+
+
+def _built_without_arguments(cls: type) -> bool:
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters
+    )

@@ -155,6 +155,7 @@ class UnitRunner:
             cache_dir=None,
             isolation="none",
             work_dir=settings.work_dir or None,
+            repros=False,  # the matrix of verdicts is the report: no folder per wrong entry
         )
         for name in settings.pipelines:
             self.checker.pipeline(name)  # an unknown pipeline fails here, before any entry

@@ -6,7 +6,11 @@ import os
 import shutil
 import tempfile
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+TORCH_CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
 
 
 class WorkDir:
@@ -59,3 +63,38 @@ class WorkDir:
 def _remove(folder: Path, owner: int) -> None:
     if os.getpid() == owner:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class TorchCache:
+    """torch's cache folder for the length of a run: importing torch._dynamo (torch.export
+    does) makes `$TMPDIR/torchinductor_<user>` and leaves it, unless $TORCHINDUCTOR_CACHE_DIR
+    names a folder. open() names a private `mlirpipe-torch-*` folder there, close() removes it
+    and unsets the variable again; one the user set is left as it is."""
+
+    def __init__(self) -> None:
+        self._own: str | None = None
+
+    def open(self) -> None:
+        if self._own is not None or os.environ.get(TORCH_CACHE_VARIABLE):
+            return
+        self._own = tempfile.mkdtemp(prefix="mlirpipe-torch-")
+        os.environ[TORCH_CACHE_VARIABLE] = self._own
+
+    def close(self) -> None:
+        if self._own is None:
+            return
+        if os.environ.get(TORCH_CACHE_VARIABLE) == self._own:
+            del os.environ[TORCH_CACHE_VARIABLE]
+        shutil.rmtree(self._own, ignore_errors=True)
+        self._own = None
+
+
+@contextmanager
+def private_torch_cache() -> Iterator[None]:
+    """torch's cache in a private folder while the body runs (see TorchCache)."""
+    cache = TorchCache()
+    cache.open()
+    try:
+        yield
+    finally:
+        cache.close()

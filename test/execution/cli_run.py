@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 
 from pytest_mlirpipe.cli.main import run
 
@@ -13,6 +14,9 @@ MODEL = (
     "    def forward(self, a, b):\n"
     "        return a @ b\n"
 )
+
+# `mlirpipe` in a process of its own (what torch prints or leaves is seen there).
+MLIRPIPE = (sys.executable, "-m", "pytest_mlirpipe.cli.main")
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:

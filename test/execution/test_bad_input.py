@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 import torch
 from cases import Add
+from cli_run import MLIRPIPE
 
 from pytest_mlirpipe.errors import MlirpipeError, UsageError
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
@@ -144,3 +148,35 @@ def test_inf_where_torch_has_a_number_is_reported_with_positions(checker) -> Non
     text = info.value.format()
     assert "result 0 ('result0'): 4 of 4 elements differ (100.00%)" in text
     assert "Inf in the native result: 2 positions, first [1], [3]" in text
+
+
+LINEAR = """\
+import torch
+
+
+class Linear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.linear(x)
+"""
+
+
+def test_a_wrong_input_shape_gives_our_error_without_torch_tracebacks(tmp_path) -> None:
+    (tmp_path / "linear.py").write_text(LINEAR)
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"}
+    run = subprocess.run(
+        [*MLIRPIPE, "run", "linear.py::Linear", "--inputs", "3x5xf32", "--no-time"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1
+    assert run.stderr.startswith(
+        "error: module 'Linear' fails on the example inputs (3x5xfloat32): RuntimeError: "
+        "mat1 and mat2 shapes cannot be multiplied (3x5 and 4x2)\n"
+    )
+    assert "Traceback" not in run.stderr and "fake_tensor.py" not in run.stderr

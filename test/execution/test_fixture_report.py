@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 from cases import HAS_OPENBLAS, NO_OPENBLAS
+from cli_run import MLIRPIPE
 
 from pytest_mlirpipe.execution.report import format_side_by_side
 
@@ -139,3 +142,80 @@ def test_side_by_side_has_a_column_per_pipeline_blas_last() -> None:
     ]
     assert len(lines) == 4
     assert format_side_by_side([_row("add", "refbackend", 1e-3)]) == ""
+
+
+TWO_CALLS = """
+import torch
+
+
+class Sub(torch.nn.Module):
+    def forward(self, a, b):
+        return a - b
+
+
+def test_two_calls(mlirpipe):
+    mlirpipe.check(Sub(), torch.ones(4), torch.ones(4), reference=lambda a, b: a - b)
+    mlirpipe.check(Sub(), torch.ones(4), torch.ones(4), reference=lambda a, b: a + b)
+"""
+
+
+def test_a_failing_check_names_its_call_and_how_to_reproduce_the_lowering(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_suite=TWO_CALLS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "test_suite.py:11: error: case 'test_two_calls' through pipeline 'refbackend' (jit, "
+            "*): result 0 ('result0'): 4 of 4 elements differ (100.00%)*",
+            "  reproduce the lowering with: mlirpipe-opt *test_two_calls.input.mlir "
+            "--pipeline refbackend -o *test_two_calls.llvm.mlir",
+        ]
+    )
+    assert "test_suite.py:10" not in result.stdout.str()  # the first call, which passed
+    assert "mlirpipe run" not in result.stdout.str().replace("`mlirpipe run --bisect`", "")
+    line = next(x for x in result.stdout.lines if "reproduce the lowering with: " in x)
+    command = line.split("reproduce the lowering with: ")[1].split()
+    lowered = subprocess.run(command, capture_output=True, text=True)
+    assert lowered.returncode == 0, lowered.stderr
+    assert "llvm.func @forward" in Path(command[-1]).read_text()
+
+
+COUNTING = """
+import torch
+
+
+class Counting(torch.nn.Module):  # one more in eager than torch.export sees
+    def forward(self, x):
+        return x if torch.compiler.is_exporting() else x + 1
+
+
+def test_counting(mlirpipe):
+    mlirpipe.check(Counting(), torch.ones(2, 3), atol=1e-6, rtol=0.0)
+"""
+
+
+def test_a_failing_check_of_a_model_in_a_file_prints_the_mlirpipe_run_command(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_counting=COUNTING)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "test_counting.py:10: error: case 'test_counting' through pipeline 'refbackend'*",
+            "  check it again outside pytest (seeded random inputs of these shapes): "
+            "mlirpipe run test_counting.py::Counting --inputs 2x3xf32 --pipeline refbackend "
+            "--atol 1e-06 --rtol 0.0",
+        ]
+    )
+    line = next(x for x in result.stdout.lines if x.startswith("  check it again outside"))
+    words = line.split(": mlirpipe run ")[1].split()
+    rerun = subprocess.run(
+        [*MLIRPIPE, "run", *words, "--no-time"], cwd=pytester.path, capture_output=True, text=True
+    )
+    assert rerun.returncode == 1
+    assert rerun.stderr.startswith(
+        "error: case 'test_counting.py::Counting' through pipeline 'refbackend' (jit, "
+    )

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import tempfile
 
 import numpy as np
 import pytest
 import torch
+from cli_run import MLIRPIPE, MODEL
 
 from pytest_mlirpipe.errors import MlirpipeError
 from pytest_mlirpipe.execution.check import ModelChecker
 from pytest_mlirpipe.execution.frontends import import_torch
+from pytest_mlirpipe.execution.workdir import TORCH_CACHE_VARIABLE, private_torch_cache
 
 DOUBLE = """\
 func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {
@@ -75,3 +79,27 @@ def test_the_runtime_built_without_a_writable_cache_leaves_no_folder(
         runtime.runtime_library.cache_clear()  # the next caller loads the cached one again
 
     assert list(tmpdir_.iterdir()) == []
+
+
+def test_mlirpipe_run_leaves_no_torch_cache_in_tmpdir(tmp_path) -> None:
+    (tmp_path / "model.py").write_text(MODEL)
+    tmpdir = tmp_path / "t"
+    tmpdir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != TORCH_CACHE_VARIABLE}
+    run = subprocess.run(
+        [*MLIRPIPE, "run", "model.py::MM", "--inputs", "4x4xf32,4x4xf32", "--no-time"],
+        cwd=tmp_path,
+        env={**env, "TMPDIR": str(tmpdir)},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "model.py::MM" in run.stdout and "PASS" in run.stdout
+    assert os.listdir(tmpdir) == []
+
+
+def test_a_torch_cache_folder_the_user_names_is_kept(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(TORCH_CACHE_VARIABLE, str(tmp_path / "mine"))
+    with private_torch_cache():
+        assert os.environ[TORCH_CACHE_VARIABLE] == str(tmp_path / "mine")
+    assert os.environ[TORCH_CACHE_VARIABLE] == str(tmp_path / "mine")

@@ -1,5 +1,6 @@
 """A session leaves $TMPDIR as it found it: repro files, AOT builds and torch-mlir's own dump
-of a failing lowering go under each test's output folder (`Output/`, `tmp_path`)."""
+of a failing lowering go under each test's output folder (`Output/`, `tmp_path`); torch's cache
+goes to a folder of the session's, removed at its end."""
 
 from __future__ import annotations
 
@@ -87,13 +88,13 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 
 @pytest.fixture
 def private_tmpdir(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """$TMPDIR of the processes the test starts, holding one file of its own. torch's cache
-    folder is not ours: it goes elsewhere (the suite's conftest does the same)."""
+    """$TMPDIR of the processes the test starts, holding one file of its own; no
+    $TORCHINDUCTOR_CACHE_DIR, so torch's cache folder is the run's to keep out of $TMPDIR."""
     folder = suite.path / "private-tmp"
     folder.mkdir()
     (folder / "already-here.txt").write_text("not ours\n")
     monkeypatch.setenv("TMPDIR", str(folder))
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(suite.path / "torchinductor"))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     return folder
 
 
