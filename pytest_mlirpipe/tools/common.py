@@ -233,17 +233,25 @@ def run_tool(
 
 # Exit statuses of a tool ended by a signal, as a shell reports them: 128 + the signal's number.
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 
 def console_main(run) -> NoReturn:
     """Run a tool as a console script. A reader that closed the pipe (`mlirpipe passes | head`)
-    ends it quietly with status 141, as SIGPIPE ends a Unix tool."""
+    ends it quietly with status 141, as SIGPIPE ends a Unix tool; Ctrl-C ends it with the one
+    line `interrupted` and status 130 (contained work in forked children ends with it)."""
     try:
         status = run(sys.argv[1:], sys.stdin, sys.stdout, sys.stderr)
         sys.stdout.flush()  # a pipe closed after the last write breaks here
     except BrokenPipeError:
         _quiet_stdout()
         sys.exit(EXIT_BROKEN_PIPE)
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError):
+            sys.stderr.write("interrupted\n")
+            sys.stderr.flush()
+        _quiet_stdout()
+        sys.exit(EXIT_INTERRUPTED)
     sys.exit(status)
 
 
