@@ -203,6 +203,17 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe-opt",
+        ["add.mlir", "--split-input-file", "--pass-pipeline", "builtin.module(cse{bogus=1})"],
+        "mlirpipe-opt: error: --pass-pipeline: MLIR cannot build it: <Pass-Options-Parser>: "
+        "no such option bogus; failed to add `cse` with options `bogus=1`",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pass-pipeline", "builtin.module(mlirpipe-forbid-ops{bogus=1})"],
+        "mlirpipe-opt: error: pass 'mlirpipe-forbid-ops' has no option 'bogus'",
+    ),
+    (
+        "mlirpipe-opt",
         ["add.mlir", "--pipeline", "refbackend", "--assert", "bogus"],
         "mlirpipe-opt: error: unknown assertion 'bogus'",
     ),
