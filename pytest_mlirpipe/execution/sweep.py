@@ -317,7 +317,7 @@ def _run_in_pool(
         for n, future in enumerate(as_completed(futures), 1):
             finished(n, futures[future], future.result())
     except KeyboardInterrupt:  # the units that ended are in the results file: resumable
-        for process in list(pool._processes.values()):  # no public way to list them
+        for process in list((pool._processes or {}).values()):  # no public way to list them
             contain.kill_tree(process.pid)
         raise
     except BrokenProcessPool:
