@@ -249,8 +249,11 @@ def _pipeline(args) -> Pipeline | None:
     """The --pipeline named, its --print-after stages checked (None for --pass-pipeline, once
     its text is checked)."""
     if not args.pipeline:
+        from ..lowering import passes as python_passes
         from ..lowering.spec import check_pipeline_text
 
+        # A module of $MLIRPIPE_PASS_MODULES that cannot be imported is not the option's fault.
+        python_passes.all_passes()
         try:
             check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
         except PipelineSpecError as exc:  # the option's fault, found before any pass runs
