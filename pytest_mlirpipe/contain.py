@@ -20,7 +20,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -102,6 +102,8 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
 def _run_child(fn: Callable[[], Any], result_w: int, note_w: int) -> NoReturn:
     """In the forked child: run `fn`, send its pickled result (or traceback), exit."""
     faulthandler.disable()  # the parent reports the signal and where; no stack dump
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted)
     _NOTES.set(note_w)
     _adopt_orphans()
     status = 0
@@ -118,6 +120,29 @@ def _run_child(fn: Callable[[], Any], result_w: int, note_w: int) -> NoReturn:
     except BaseException:
         status = 70
     os._exit(status)
+
+
+def _interrupted(signum: int, frame: object) -> NoReturn:
+    """SIGINT in a contained child (Ctrl-C reaches the whole process group): end at once and
+    quietly, with whatever the work started; the parent reports the interruption, once."""
+    with contextlib.suppress(Exception):
+        import psutil
+
+        for child in psutil.Process().children():
+            kill_tree(child.pid)
+    os._exit(128 + signal.SIGINT)
+
+
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while processes are started: they inherit that (across exec too), so a
+    Ctrl-C reaches only this process, which ends them (`kill_tree`), not each of them with a
+    traceback of its own."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 # prctl(2)'s PR_SET_CHILD_SUBREAPER: orphaned descendants become this process's children.

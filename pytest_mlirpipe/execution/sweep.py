@@ -313,9 +313,14 @@ def _run_in_pool(
         initargs=(settings,),
     )
     try:
-        futures = {pool.submit(_run_in_worker, unit, done): unit for unit, done in todo}
+        with contain.sigint_ignored():  # the workers start as submit needs them
+            futures = {pool.submit(_run_in_worker, unit, done): unit for unit, done in todo}
         for n, future in enumerate(as_completed(futures), 1):
             finished(n, futures[future], future.result())
+    except KeyboardInterrupt:  # the units that ended are in the results file: resumable
+        for process in list((pool._processes or {}).values()):  # no public way to list them
+            contain.kill_tree(process.pid)
+        raise
     except BrokenProcessPool:
         raise MlirpipeError(
             Problem(

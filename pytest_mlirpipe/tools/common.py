@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -228,8 +231,37 @@ def run_tool(
         return 1
 
 
+# Exit statuses of a tool ended by a signal, as a shell reports them: 128 + the signal's number.
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+
+
 def console_main(run) -> NoReturn:
-    sys.exit(run(sys.argv[1:], sys.stdin, sys.stdout, sys.stderr))
+    """Run a tool as a console script. A reader that closed the pipe (`mlirpipe passes | head`)
+    ends it quietly with status 141, as SIGPIPE ends a Unix tool; Ctrl-C ends it with the one
+    line `interrupted` and status 130 (contained work in forked children ends with it)."""
+    try:
+        status = run(sys.argv[1:], sys.stdin, sys.stdout, sys.stderr)
+        sys.stdout.flush()  # a pipe closed after the last write breaks here
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.exit(EXIT_BROKEN_PIPE)
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError):
+            sys.stderr.write("interrupted\n")
+            sys.stderr.flush()
+        _quiet_stdout()
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(status)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at interpreter exit cannot fail again and print
+    "Exception ignored" (the recipe of the Python docs' note on SIGPIPE)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def split_input(text: str) -> list[str]:

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import TextIO
 
 from ..atomic import is_special
-from ..errors import IRParseError, MlirpipeError, Problem, StageFailure, UsageError
+from ..errors import (
+    IRParseError,
+    MlirpipeError,
+    PipelineSpecError,
+    Problem,
+    StageFailure,
+    UsageError,
+)
 from ..lowering.catalog import is_known_pass, known_pass_names, pipeline_dirs
 from ..model import Diagnostic, Pipeline
 from ..options import add_cli_options
@@ -245,10 +252,19 @@ def _pipeline(args) -> Pipeline | None:
     """The --pipeline named, its --print-after stages checked (None for --pass-pipeline, once
     its text is checked)."""
     if not args.pipeline:
+        from ..lowering import passes as python_passes
         from ..lowering.spec import check_pipeline_text
 
-        check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
+        # A module of $MLIRPIPE_PASS_MODULES that cannot be imported is not the option's fault.
+        python_passes.all_passes()
+        try:
+            check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
+        except PipelineSpecError as exc:  # the option's fault, found before any pass runs
+            raise UsageError(
+                [Problem(f"--pass-pipeline: {p.message}", hint=p.hint) for p in exc.problems]
+            ) from None
         args.pass_pipeline = _anchored(args.pass_pipeline)
+        _check_buildable(args.pass_pipeline)
         return None
     pipeline = named_pipelines(args.pipelines_dir, [args.pipeline])[0]
     unknown = sorted(set(args.print_after) - {"all"} - set(pipeline.stage_names()))
@@ -266,6 +282,28 @@ def _pipeline(args) -> Pipeline | None:
             ]
         )
     return pipeline
+
+
+def _check_buildable(text: str) -> None:
+    """A usage error when MLIR cannot build the pass manager of `text` (an option a pass does
+    not have, a pass nested where it cannot run): checked once, before any pass runs."""
+    from ..execution.blas_library import blas_pass_options
+    from ..lowering.pipeline_text import parse_pipeline
+    from ..lowering.stages import build_pass_manager
+    from ..mlir_env import new_context
+
+    try:
+        module = parse_pipeline(text)[0]  # builtin.module(...): the passes inside it
+        build_pass_manager(module.children or (), new_context(), blas_pass_options())
+    except ValueError as exc:
+        detail = "; ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
+        raise UsageError(
+            Problem(
+                f"--pass-pipeline: MLIR cannot build it: {detail}",
+                hint="check the pass options and the op each pass is nested in "
+                "(e.g. a module pass inside func.func(...))",
+            )
+        ) from None
 
 
 def _anchored(text: str) -> str:

@@ -373,22 +373,29 @@ def test_unknown_pipeline_is_a_usage_error_suggesting_the_close_name(mm):
     )
 
 
-def test_unknown_pass_in_a_pass_pipeline_suggests_the_close_name(mm):
+def test_unknown_pass_in_a_pass_pipeline_is_a_usage_error_suggesting_the_close_name(mm):
     status, out, err = run_opt(mm, "--pass-pipeline", "builtin.module(canonicalise)")
 
-    assert (status, out) == (1, "")
+    assert (status, out) == (2, "")
     lines = err.splitlines()
-    assert lines[0] == "error: unknown pass 'canonicalise' (at column 16 of the pass pipeline)"
+    assert lines[0] == (
+        "mlirpipe-opt: error: --pass-pipeline: unknown pass 'canonicalise' "
+        "(at column 16 of the pass pipeline)"
+    )
     assert lines[1].startswith("  hint: did you mean 'canonicalize'")
 
 
-def test_a_pass_pipeline_mlir_rejects_is_an_error_not_a_traceback(mm):
+def test_a_pass_pipeline_mlir_cannot_build_is_a_usage_error_not_a_traceback(mm):
     status, out, err = run_opt(mm, "--pass-pipeline", "builtin.module(func.func(tosa-validate))")
 
-    assert (status, out) == (1, "")
+    assert (status, out) == (2, "")
     assert err.startswith(
-        "--pass-pipeline: error: stage 'pass-pipeline' of pipeline '--pass-pipeline' cannot be "
-        "built: Can't add pass 'TosaValidation' restricted to 'builtin.module'"
+        "mlirpipe-opt: error: --pass-pipeline: MLIR cannot build it: "
+        "Can't add pass 'TosaValidation' restricted to 'builtin.module'"
+    )
+    assert err.endswith(
+        "\n  hint: check the pass options and the op each pass is nested in "
+        "(e.g. a module pass inside func.func(...))\n"
     )
 
 

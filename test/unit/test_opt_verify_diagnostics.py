@@ -150,10 +150,10 @@ def test_a_pipeline_that_cannot_be_built_is_reported_as_without_the_flag(write_f
         "--pass-pipeline",
         "builtin.module(func.func(one-shot-bufferize))",
     )
-    assert (status, out) == (1, "")
+    assert (status, out) == (2, "")  # a usage error, before any input is read as expected
     assert err.startswith(
-        "--pass-pipeline: error: stage 'pass-pipeline' of pipeline '--pass-pipeline' cannot be "
-        "built: Can't add pass 'OneShotBufferizePass' restricted to 'builtin.module'"
+        "mlirpipe-opt: error: --pass-pipeline: MLIR cannot build it: "
+        "Can't add pass 'OneShotBufferizePass' restricted to 'builtin.module'"
     )
 
 

@@ -1,0 +1,281 @@
+"""The console scripts as a shell runs them: a closed pipe, and exit statuses."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ADD = """\
+func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>)
+                  outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+
+# Each console script's entry point (pyproject's [project.scripts]).
+SCRIPTS = {
+    "mlirpipe": "pytest_mlirpipe.cli.main",
+    "mlirpipe-opt": "pytest_mlirpipe.tools.opt",
+    "mlirpipe-assert": "pytest_mlirpipe.tools.ir_assert",
+}
+
+
+def script(name: str, *argv: str | Path) -> list[str]:
+    """The command line running console script `name` from this checkout."""
+    code = f"import sys; sys.argv[0] = {name!r}; from {SCRIPTS[name]} import main; main()"
+    return [sys.executable, "-c", code, *map(str, argv)]
+
+
+def script_env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+
+
+@pytest.fixture
+def add_file(tmp_path: Path) -> Path:
+    path = tmp_path / "add.mlir"
+    path.write_text(ADD)
+    return path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mlirpipe", "list"],
+        ["mlirpipe", "passes"],
+        ["mlirpipe", "stages", "{add}", "--pipeline", "refbackend"],
+        ["mlirpipe-opt", "{add}", "--pipeline", "refbackend"],
+    ],
+    ids=" ".join,
+)
+def test_a_reader_that_closed_the_pipe_ends_the_tool_quietly_as_sigpipe_would(argv, add_file):
+    command = script(argv[0], *(a.format(add=add_file) for a in argv[1:]))
+    tool = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=script_env()
+    )
+    tool.stdout.close()  # as `| head -0` would: every write to stdout breaks the pipe
+    with tool.stderr:
+        stderr = tool.stderr.read().decode()
+    assert (tool.wait(), stderr) == (141, "")
+
+
+def test_a_pipe_closed_after_the_first_line_ends_the_tool_quietly_in_a_shell():
+    shell = f"set -o pipefail; {' '.join(map(repr, script('mlirpipe', 'passes')))} | head -1"
+    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, env=script_env())
+    assert done.stderr == ""
+    assert done.returncode in (0, 141)  # 0: every line was written before head left
+    assert done.stdout.count("\n") == 1
+
+
+# --- exit status 2: the command line or its inputs are wrong, and nothing ran ----------------
+
+# (tool, argv, the first line of stderr); in a folder holding add.mlir and nothing else.
+USAGE_ERRORS = [
+    ("mlirpipe", [], "mlirpipe: error: the following arguments are required: COMMAND"),
+    ("mlirpipe", ["list", "--bogus"], "mlirpipe list: error: unrecognized arguments: --bogus"),
+    (
+        "mlirpipe",
+        ["list", "--pipelines-dir", "absent"],
+        "mlirpipe list: error: --pipelines-dir absent: no such folder",
+    ),
+    (
+        "mlirpipe",
+        ["stages", "absent.mlir", "--pipeline", "refbackend"],
+        "mlirpipe stages: absent.mlir: error: cannot read input file: No such file or directory",
+    ),
+    (
+        "mlirpipe",
+        ["stages", "add.mlir", "--pipeline", "nope"],
+        "mlirpipe stages: error: --pipeline: unknown pipeline 'nope'",
+    ),
+    (
+        "mlirpipe",
+        ["stages", "add.mlir", "--pipeline", "refbackend", "--stop-after", "nope"],
+        "mlirpipe stages: error: --stop-after: pipeline 'refbackend' has no stage 'nope'",
+    ),
+    ("mlirpipe", ["passes", "--bogus"], "mlirpipe passes: error: unrecognized arguments: --bogus"),
+    (
+        "mlirpipe",
+        ["import", "absent.py::M", "--inputs", "2xf32", "--to", "torch"],
+        "mlirpipe import: absent.py: error: no model file at this path",
+    ),
+    (
+        "mlirpipe",
+        ["import", "absent.py::M", "--inputs", "2xf32", "--to", "nope"],
+        "mlirpipe import: error: argument --to: invalid choice: 'nope' "
+        "(choose from 'torch', 'linalg', 'tosa', 'onnx')",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32"],
+        "mlirpipe run: absent.py: error: no model file at this path",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--threads", "0"],
+        "mlirpipe run: error: --threads and --blocks must be at least 1 (got 0, 5)",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--rtol", "-1"],
+        "mlirpipe run: error: a tolerance must be a finite number >= 0 (got --rtol -1)",
+    ),
+    (
+        "mlirpipe",
+        ["sweep", "--ops", "add", "-j", "0", "--out", "out"],
+        "mlirpipe sweep: error: --jobs must be at least 1 (got 0)",
+    ),
+    (
+        "mlirpipe",
+        ["showcase", "absent"],
+        "mlirpipe showcase: error: no such file or directory: absent",
+    ),
+    (
+        "mlirpipe",
+        ["update-checks", "absent"],
+        "mlirpipe update-checks: error: no such file or folder: absent",
+    ),
+    (
+        "mlirpipe",
+        ["merge"],
+        "mlirpipe merge: error: the following arguments are required: OUT, REPORT",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir"],
+        "mlirpipe-opt: error: one of the arguments --pipeline --pass-pipeline is required",
+    ),
+    (
+        "mlirpipe-opt",
+        ["absent.mlir", "--pipeline", "refbackend"],
+        "mlirpipe-opt: absent.mlir: error: cannot read input file: No such file or directory",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pipeline", "nope"],
+        "mlirpipe-opt: error: --pipeline: unknown pipeline 'nope'",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pipeline", "refbackend", "--print-after", "nope"],
+        "mlirpipe-opt: error: --print-after: pipeline 'refbackend' has no stage 'nope'",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pass-pipeline", "builtin.module(canonicalize)", "--stop-after", "s"],
+        "mlirpipe-opt: error: --stop-after, --start-after and --print-after need --pipeline, "
+        "not --pass-pipeline",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pass-pipeline", "builtin.module(canonicalise)"],
+        "mlirpipe-opt: error: --pass-pipeline: unknown pass 'canonicalise' "
+        "(at column 16 of the pass pipeline)",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pass-pipeline", "builtin.module(cse"],
+        "mlirpipe-opt: error: --pass-pipeline: malformed pass pipeline: '(' after "
+        "'builtin.module' is never closed (at column 15 of 'builtin.module(cse')",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pass-pipeline", "cse"],
+        "mlirpipe-opt: error: --pass-pipeline: expected pass pipeline to be wrapped with the "
+        "anchor operation type, e.g. 'builtin.module(...)'",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pass-pipeline", "builtin.module(canonicalize{bogus=1})"],
+        "mlirpipe-opt: error: --pass-pipeline: MLIR cannot build it: <Pass-Options-Parser>: "
+        "no such option bogus; failed to add `canonicalize` with options `bogus=1`",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--split-input-file", "--pass-pipeline", "builtin.module(cse{bogus=1})"],
+        "mlirpipe-opt: error: --pass-pipeline: MLIR cannot build it: <Pass-Options-Parser>: "
+        "no such option bogus; failed to add `cse` with options `bogus=1`",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pass-pipeline", "builtin.module(mlirpipe-forbid-ops{bogus=1})"],
+        "mlirpipe-opt: error: pass 'mlirpipe-forbid-ops' has no option 'bogus'",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pipeline", "refbackend", "--assert", "bogus"],
+        "mlirpipe-opt: error: unknown assertion 'bogus'",
+    ),
+    (
+        "mlirpipe-assert",
+        [],
+        "mlirpipe-assert: error: the following arguments are required: ASSERTION",
+    ),
+    (
+        "mlirpipe-assert",
+        ["bogus", "-i", "add.mlir"],
+        "mlirpipe-assert: error: unknown assertion 'bogus'",
+    ),
+    (
+        "mlirpipe-assert",
+        ["no-dialect lnalg", "-i", "add.mlir"],
+        "mlirpipe-assert: error: assertion 'no-dialect lnalg': no dialect 'lnalg' is registered",
+    ),
+    (
+        "mlirpipe-assert",
+        ["no-op linalg.add", "-i", "absent.mlir"],
+        "mlirpipe-assert: absent.mlir: error: cannot read input file: No such file or directory",
+    ),
+]
+
+
+def in_process(name: str, argv: list[str]) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of console script `name`, run in this process."""
+    import importlib
+
+    run = importlib.import_module(SCRIPTS[name]).run
+    out, err = io.StringIO(), io.StringIO()
+    return run(argv, io.StringIO(), out, err), out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("tool", "argv", "message"),
+    USAGE_ERRORS,
+    ids=[" ".join([tool, *argv]) for tool, argv, _ in USAGE_ERRORS],
+)
+def test_every_usage_error_exits_2_with_its_message_before_anything_runs(
+    tool, argv, message, add_file, monkeypatch
+):
+    monkeypatch.chdir(add_file.parent)
+    status, out, err = in_process(tool, argv)
+    assert (status, out, err.splitlines()[0]) == (2, "", message)
+    assert sorted(p.name for p in add_file.parent.iterdir()) == ["add.mlir"]  # nothing written
+
+
+def test_work_that_fails_exits_1_not_2(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.mlir").write_text("garbage {\n")
+    for tool, argv in [
+        ("mlirpipe-opt", ["bad.mlir", "--pipeline", "refbackend"]),
+        ("mlirpipe-assert", ["no-op linalg.add", "-i", "bad.mlir"]),
+    ]:
+        status, _, err = in_process(tool, argv)
+        assert (status, err.splitlines()[0]) == (
+            1,
+            "bad.mlir:1:1: error: cannot parse MLIR: custom op 'garbage' is unknown "
+            "(tried 'builtin.garbage' as well)",
+        )
+    (tmp_path / "add.mlir").write_text(ADD)
+    status, _, err = in_process("mlirpipe-assert", ["no-op linalg.add", "-i", "add.mlir"])
+    assert status == 1 and "no-op linalg.add" in err
