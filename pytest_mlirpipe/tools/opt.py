@@ -287,14 +287,13 @@ def _pipeline(args) -> Pipeline | None:
 def _check_buildable(text: str) -> None:
     """A usage error when MLIR cannot build the pass manager of `text` (an option a pass does
     not have, a pass nested where it cannot run): checked once, before any pass runs."""
-    from ..execution.blas_library import blas_pass_options
     from ..lowering.pipeline_text import parse_pipeline
     from ..lowering.stages import build_pass_manager
     from ..mlir_env import new_context
 
     try:
         module = parse_pipeline(text)[0]  # builtin.module(...): the passes inside it
-        build_pass_manager(module.children or (), new_context(), blas_pass_options())
+        build_pass_manager(module.children or (), new_context())
     except ValueError as exc:
         detail = "; ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
         raise UsageError(
