@@ -289,22 +289,28 @@ def test_lit_local_cfg_files_outside_any_suite_are_named_once_as_ignored(repo) -
     strict.stderr.fnmatch_lines(["ERROR: mlirpipe: test/bar/lit.local.cfg, * ignored, as *"])
 
 
-def test_init_puts_its_lines_where_pytest_reads_them_when_a_pytest_ini_wins(repo) -> None:
-    (repo.path / "pytest.ini").write_text("[pytest]\n")
+SITE_INI = """\
+mlirpipe_lit_site =
+    foo_obj_root = build
+    llvm_tools_dir = build/llvm/bin
+    foo_tools_dir = build/bin
+    enable_bindings_python = True
+    enable_bar = True
+"""
+
+
+def test_init_edits_the_pytest_ini_that_wins_over_pyproject(repo) -> None:
+    (repo.path / "pytest.ini").write_text("[pytest]\n; kept\naddopts = -q\n")
     status, said = mlirpipe("init")
-    assert status == 1
-    head, lines = said.split("section:\n", 1)
-    assert head.endswith(
-        "mlirpipe init: pytest reads pytest.ini here (it wins over pyproject.toml): left as it"
-        " is; add these lines to its [pytest] "
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [pytest] in pytest.ini: correct"
+        " any guess in mlirpipe_lit_site there" in said.splitlines()
     )
-    assert lines.startswith("testpaths = test\nmlirpipe_lit_site =\n    foo_obj_root = build\n")
-    assert said.endswith(
-        "mlirpipe init: then, before running pytest or lit: add the lines above to pytest.ini\n"
+    assert (repo.path / "pytest.ini").read_text() == (
+        f"[pytest]\ntestpaths = test\n{SITE_INI}; kept\naddopts = -q\n"
     )
     assert not (repo.path / "pyproject.toml").exists()
-    added = lines.split("mlirpipe init: ")[0]
-    (repo.path / "pytest.ini").write_text("[pytest]\n" + added)
     result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
     result.assert_outcomes(passed=1)
     status, said = mlirpipe("init")
@@ -315,14 +321,44 @@ def test_init_puts_its_lines_where_pytest_reads_them_when_a_pytest_ini_wins(repo
     )
 
 
-def test_init_names_the_setup_cfg_section_pytest_reads(repo) -> None:
-    (repo.path / "setup.cfg").write_text("[tool:pytest]\naddopts = -q\n")
+def test_init_edits_the_setup_cfg_section_pytest_reads(repo) -> None:
+    (repo.path / "setup.cfg").write_text("[metadata]\nname = foo\n\n[tool:pytest]\naddopts = -q\n")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [tool:pytest] in setup.cfg:"
+        " correct any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert (repo.path / "setup.cfg").read_text() == (
+        f"[metadata]\nname = foo\n\n[tool:pytest]\ntestpaths = test\n{SITE_INI}addopts = -q\n"
+    )
+
+
+def test_init_edits_the_pytest_section_of_tox_ini_and_keeps_its_testpaths(repo) -> None:
+    tox = "[tox]\nenvlist = py311\n\n[pytest]\ntestpaths = test\n\n[testenv]\ncommands = pytest\n"
+    (repo.path / "tox.ini").write_text(tox)
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added mlirpipe_lit_site to [pytest] in tox.ini (testpaths kept as set"
+        " there): correct any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert (repo.path / "tox.ini").read_text() == tox.replace("[pytest]\n", f"[pytest]\n{SITE_INI}")
+
+
+def test_an_ini_edit_that_configparser_would_not_read_writes_nothing(repo) -> None:
+    cfg = "[tool:pytest]\nTestPaths = test\n"  # configparser folds case: a second testpaths
+    (repo.path / "setup.cfg").write_text(cfg)
     status, said = mlirpipe("init")
     assert status == 1
     assert (
-        "mlirpipe init: pytest reads setup.cfg here (it wins over pyproject.toml): left as it"
-        " is; add these lines to its [tool:pytest] section:\n" in said
-    )
+        "mlirpipe init: setup.cfg left as it is: with the lines added it would not parse"
+        " (configparser: option 'testpaths' in section 'tool:pytest' already exists); add"
+        " these lines to its [tool:pytest]:\n"
+        f"testpaths = test\n{SITE_INI}"
+        "mlirpipe init: then, before running pytest or lit: add the lines above to setup.cfg\n"
+    ) in said
+    assert (repo.path / "setup.cfg").read_text() == cfg
 
 
 def test_init_from_a_subfolder_works_at_the_repositorys_root(repo, monkeypatch) -> None:
