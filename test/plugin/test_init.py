@@ -389,3 +389,83 @@ def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -
         0,
         "mlirpipe init: now run: pytest, pytest -n 2, lit test",
     )
+
+
+SITE_TOML = PYPROJECT.split('testpaths = ["test"]\n', 1)[1]
+TEAM = """\
+[project]
+name = "foo"
+
+# pytest, as the team set it
+{header}
+addopts = "-q"  # quiet
+testpaths = ["test/foo"]
+
+[tool.ruff]
+line-length = 100
+"""
+
+
+@pytest.mark.parametrize("header", ["[tool.pytest.ini_options]", "[ tool.pytest.ini_options ]"])
+def test_init_adds_its_keys_to_an_existing_table_keeping_comments_and_the_users_keys(
+    repo, header
+) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text(TEAM.format(header=header))
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added mlirpipe_lit_site to [tool.pytest.ini_options] in pyproject.toml"
+        " (testpaths kept as set there): correct any guess in mlirpipe_lit_site there"
+        in said.splitlines()
+    )
+    team = TEAM.format(header=header)
+    assert ini.read_text() == team.replace('["test/foo"]\n', f'["test/foo"]\n{SITE_TOML}')
+    assert tomllib.loads(ini.read_text())["tool"]["pytest"]["ini_options"]["testpaths"] == [
+        "test/foo"
+    ]
+
+
+def test_init_adds_its_keys_where_a_dotted_key_declares_the_table(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text('[tool.pytest]\nini_options.addopts = "-q"\n')
+    status, _ = mlirpipe("init")
+    assert status == 0
+    assert ini.read_text() == (
+        '[tool.pytest]\nini_options.addopts = "-q"\nini_options.testpaths = ["test"]\n'
+        + "ini_options."
+        + SITE_TOML
+    )
+
+
+def test_a_pyproject_edit_that_would_not_parse_writes_nothing_and_says_why(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text("tool = {black = {line-length = 100}}\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: pyproject.toml left as it is: with the keys added it would not parse"
+        " as TOML (Cannot declare ('tool', 'pytest', 'ini_options') twice (at line 3, column"
+        " 25)); add these lines to its [tool.pytest.ini_options]:\n"
+        f'testpaths = ["test"]\n{SITE_TOML}'
+        "mlirpipe init: then, before running pytest or lit: add the lines above to"
+        " pyproject.toml\n"
+    ) in said
+    assert ini.read_text() == "tool = {black = {line-length = 100}}\n"
+
+
+def test_init_from_a_subfolder_edits_the_ini_file_pytest_reads_at_the_root(
+    repo, monkeypatch
+) -> None:
+    (repo.path / "tox.ini").write_text("[pytest]\naddopts = -q\n")
+    monkeypatch.chdir(repo.path / "test" / "python")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[0] == (
+        f"mlirpipe init: working in {repo.path} (the repository's root, where pytest runs)"
+    )
+    assert (repo.path / "tox.ini").read_text() == (
+        f"[pytest]\ntestpaths = test\n{SITE_INI}addopts = -q\n"
+    )
+    assert not (repo.path / "pyproject.toml").exists()
+    assert (repo.path / "test" / "lit.site.cfg.py").exists()
