@@ -91,11 +91,11 @@ def _without(data: dict, keys: dict[str, list[str]]) -> dict:
     return {**data, "tool": {**tool, "pytest": {**pytest, "ini_options": table}}}
 
 
-def ini_edit(text: str, section: str, keys: dict[str, list[str]]) -> Edit:
+def ini_edit(text: str, section: str, keys: dict[str, list[str]], name: str = "ini") -> Edit:
     """Put `keys` in the `[section]` of an ini file (pytest.ini, tox.ini, setup.cfg), right
     after its header, a list as indented continuation lines; the section is added at the end
     when there is none."""
-    before = _parse_ini(text, "it does not parse as an ini file ({}): fix it first")
+    before = _parse_ini(text, name, "it does not parse as an ini file ({}): fix it first")
     had = before.sections.get(section)
     kept = tuple(k for k in keys if had is not None and k in had)
     added = tuple(k for k in keys if k not in kept)
@@ -108,7 +108,7 @@ def ini_edit(text: str, section: str, keys: dict[str, list[str]]) -> Edit:
         if len(head) >= at and not head[at - 1].endswith("\n"):
             head[at - 1] += "\n"
         new = "".join(head[:at]) + lines + "".join(head[at:])
-    after = _parse_ini(new, "with the lines added it would not parse ({})")
+    after = _parse_ini(new, name, "with the lines added it would not parse ({})")
     _check_configparser(text, new)
     for key in added:
         got = after.get(section, key, "")
@@ -123,9 +123,9 @@ def ini_key(key: str, values: list[str]) -> str:
     return f"{key} =\n" + "".join(f"    {v}\n" for v in values)
 
 
-def _parse_ini(text: str, why: str) -> iniconfig.IniConfig:
+def _parse_ini(text: str, name: str, why: str) -> iniconfig.IniConfig:
     try:
-        return iniconfig.IniConfig("ini", data=text)
+        return iniconfig.IniConfig(name, data=text)
     except iniconfig.ParseError as error:
         raise EditRefused(why.format(f"iniconfig: {error}")) from None
 

@@ -289,7 +289,7 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
         if toml:
             edit = toml_edit(text, keys)
         elif path.name in SECTIONS:
-            edit = ini_edit(text, SECTIONS[path.name], keys)
+            edit = ini_edit(text, SECTIONS[path.name], keys, path.name)
         else:
             raise EditRefused("init does not edit this kind of file")
     except EditRefused as why:
