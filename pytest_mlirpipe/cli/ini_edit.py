@@ -12,8 +12,6 @@ import iniconfig
 import tomlkit
 from tomlkit.items import InlineTable
 
-TOML_TABLE = "[tool.pytest.ini_options]"
-
 
 class EditRefused(Exception):
     """The edit would leave the file unreadable (or it is unreadable already): nothing written."""
@@ -26,37 +24,56 @@ class Edit:
     text: str
     added: tuple[str, ...]
     kept: tuple[str, ...]
+    created: bool = False  # the table or section was not there: it is added whole
 
 
-def toml_edit(text: str, keys: dict[str, list[str]]) -> Edit:
-    """Put `keys` in pyproject.toml's `[tool.pytest.ini_options]`: into the table wherever and
-    however it is declared, else as a new table at the end."""
+INI_OPTIONS = ("tool", "pytest", "ini_options")
+
+
+def pytest_table(name: str, text: str) -> tuple[str, ...]:
+    """Where pytest reads its settings in the TOML file `name`: pytest.toml's [pytest],
+    pyproject's [tool.pytest] when it holds settings of its own (pytest 9's native form), else
+    pyproject's [tool.pytest.ini_options]."""
+    if name != "pyproject.toml":
+        return ("pytest",)
+    try:
+        native = _dig(tomllib.loads(text), INI_OPTIONS[:2]) or {}
+    except tomllib.TOMLDecodeError:
+        return INI_OPTIONS
+    return INI_OPTIONS[:2] if set(native) - {"ini_options"} else INI_OPTIONS
+
+
+def toml_edit(text: str, keys: dict[str, list[str]], table: tuple[str, ...] = INI_OPTIONS) -> Edit:
+    """Put `keys` in the TOML `table`: into it wherever and however it is declared (any
+    header spelling, a dotted key, an inline table), else as a new table at the end."""
     try:
         before = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise EditRefused(f"it is not valid TOML ({error}): fix it first") from None
-    table = before.get("tool", {}).get("pytest", {}).get("ini_options")
-    if not isinstance(table, dict):
+    had = _dig(before, table)
+    if had is None:
         added = tuple(keys)
-        new = text + _separator(text) + toml_table(keys)
+        new = text + _separator(text) + toml_table(keys, table)
         kept: tuple[str, ...] = ()
     else:
-        kept = tuple(k for k in keys if k in table)
-        added = tuple(k for k in keys if k not in table)
+        kept = tuple(k for k in keys if k in had)
+        added = tuple(k for k in keys if k not in had)
         doc = tomlkit.parse(text)
-        place = doc["tool"]["pytest"]["ini_options"]  # type: ignore[index]
+        place = doc
+        for part in table:
+            place = place[part]  # type: ignore[assignment]
         for key in added:
             value = tomlkit.array()
             value.extend(keys[key])
             value.multiline(len(keys[key]) > 1 and not isinstance(place, InlineTable))
             place[key] = value  # type: ignore[index]
         new = tomlkit.dumps(doc)
-    _check_toml(new, before, {k: keys[k] for k in added})
-    return Edit(new, added, kept)
+    _check_toml(new, before, {k: keys[k] for k in added}, table)
+    return Edit(new, added, kept, had is None)
 
 
-def toml_table(keys: dict[str, list[str]]) -> str:
-    """A new `[tool.pytest.ini_options]` table holding `keys`, one line per list item."""
+def toml_table(keys: dict[str, list[str]], table: tuple[str, ...] = INI_OPTIONS) -> str:
+    """A new TOML `table` holding `keys`, one line per list item."""
     body = ""
     for key, values in keys.items():
         items = [json.dumps(v) for v in values]
@@ -64,31 +81,37 @@ def toml_table(keys: dict[str, list[str]]) -> str:
             body += f"{key} = [\n" + "".join(f"    {i},\n" for i in items) + "]\n"
         else:
             body += f"{key} = [{', '.join(items)}]\n"
-    return f"{TOML_TABLE}\n{body}"
+    return f"[{'.'.join(table)}]\n{body}"
+
+
+def _dig(data: dict, table: tuple[str, ...]) -> dict | None:
+    for part in table:
+        data = data.get(part) if isinstance(data, dict) else None  # type: ignore[assignment]
+    return data if isinstance(data, dict) else None
 
 
 def _separator(text: str) -> str:
     return "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
 
 
-def _check_toml(new: str, before: dict, added: dict[str, list[str]]) -> None:
+def _check_toml(new: str, before: dict, added: dict[str, list[str]], table: tuple[str, ...]):
     try:
         after = tomllib.loads(new)
     except tomllib.TOMLDecodeError as error:
         raise EditRefused(f"with the keys added it would not parse as TOML ({error})") from None
-    table = after.get("tool", {}).get("pytest", {}).get("ini_options", {})
-    if any(table.get(k) != v for k, v in added.items()):
-        raise EditRefused(f"the keys added would not be read in {TOML_TABLE}")
-    if _without(after, added) != _without(before, added):
+    got = _dig(after, table) or {}
+    if any(got.get(k) != v for k, v in added.items()):
+        raise EditRefused(f"the keys added would not be read in [{'.'.join(table)}]")
+    if _without(after, added, table) != _without(before, added, table):
         raise EditRefused("the edit would change other settings of the file")
 
 
-def _without(data: dict, keys: dict[str, list[str]]) -> dict:
-    """`data` less `keys` in its [tool.pytest.ini_options] table (an empty one when none)."""
-    tool = data.get("tool", {})
-    pytest = tool.get("pytest", {})
-    table = {k: v for k, v in pytest.get("ini_options", {}).items() if k not in keys}
-    return {**data, "tool": {**tool, "pytest": {**pytest, "ini_options": table}}}
+def _without(data: dict, keys: dict[str, list[str]], table: tuple[str, ...]) -> dict:
+    """`data` less `keys` in its `table` (an empty one when none)."""
+    if not table:
+        return {k: v for k, v in data.items() if k not in keys}
+    inner = data.get(table[0], {})
+    return {**data, table[0]: _without(inner if isinstance(inner, dict) else {}, keys, table[1:])}
 
 
 def ini_edit(text: str, section: str, keys: dict[str, list[str]], name: str = "ini") -> Edit:
@@ -114,7 +137,7 @@ def ini_edit(text: str, section: str, keys: dict[str, list[str]], name: str = "i
         got = after.get(section, key, "")
         if [line.strip() for line in got.splitlines() if line.strip()] != keys[key]:
             raise EditRefused(f"the lines added would not be read as {key} in [{section}]")
-    return Edit(new, added, kept)
+    return Edit(new, added, kept, had is None)
 
 
 def ini_key(key: str, values: list[str]) -> str:

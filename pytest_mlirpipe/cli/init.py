@@ -16,7 +16,7 @@ from ..filetests.config import ini_values
 from ..filetests.needs import ConfigNeeds, read_needs
 from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, site_file_text
 from ..tools.filecheck import find_llvm_filecheck
-from .ini_edit import EditRefused, ini_edit, ini_key, toml_edit, toml_table
+from .ini_edit import EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
 
 PYPROJECT = "pyproject.toml"
 INI_TABLE = "[tool.pytest.ini_options]"
@@ -274,20 +274,22 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     the file the values are to live in, and whether they are there."""
     path = _pytest_ini(root) or root / PYPROJECT
     name = str(path.relative_to(root) if path.is_relative_to(root) else path)
-    toml = path.name == PYPROJECT
-    if toml:
-        state, place = f"{PYPROJECT} already has {INI_TABLE}", INI_TABLE
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    toml = path.suffix == ".toml"
+    table = pytest_table(path.name, text) if toml else ()
+    if path.name == PYPROJECT:
+        place = f"[{'.'.join(table)}]"
+        state = f"{PYPROJECT} already has {place}"
     else:
         state = f"pytest reads {name} here (it wins over {PYPROJECT})"
-        place = f"[{SECTIONS.get(path.name, 'pytest')}]"
+        place = f"[{'.'.join(table) if toml else SECTIONS.get(path.name, 'pytest')}]"
     missing = _missing(root, lines, toml)
     if missing is not None:
         return name, _say_to_add(state, f"its {SITE_KEY} list", missing, out)
     keys = {"testpaths": [str(s) for s in found.suites], SITE_KEY: lines}
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
     try:
         if toml:
-            edit = toml_edit(text, keys)
+            edit = toml_edit(text, keys, table)
         elif path.name in SECTIONS:
             edit = ini_edit(text, SECTIONS[path.name], keys, path.name)
         else:
@@ -298,24 +300,15 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
         out.write(_key_lines({k: keys[k] for k in added}, toml))
         return name, False
     write_atomic(path, edit.text)  # whole or not at all
-    if toml and not text:
-        verb = f"wrote {INI_TABLE} to {PYPROJECT}"
-    elif toml and not _had_table(text):
-        verb = f"added {INI_TABLE} to {PYPROJECT}"
+    if path.name == PYPROJECT and not text:
+        verb = f"wrote {place} to {PYPROJECT}"
+    elif path.name == PYPROJECT and edit.created:
+        verb = f"added {place} to {PYPROJECT}"
     else:
         verb = f"added {', '.join(edit.added)} to {place} in {name}"
         verb += f" ({', '.join(edit.kept)} kept as set there)" if edit.kept else ""
     out.write(f"{SAY}{verb}: correct any guess in {SITE_KEY} there\n")
     return name, True
-
-
-def _had_table(text: str) -> bool:
-    import tomllib
-
-    try:
-        return "ini_options" in tomllib.loads(text).get("tool", {}).get("pytest", {})
-    except tomllib.TOMLDecodeError:
-        return False
 
 
 def _has(root: Path, key: str) -> bool:

@@ -469,3 +469,44 @@ def test_init_from_a_subfolder_edits_the_ini_file_pytest_reads_at_the_root(
     )
     assert not (repo.path / "pyproject.toml").exists()
     assert (repo.path / "test" / "lit.site.cfg.py").exists()
+
+
+def test_init_edits_a_pytest_toml_with_toml_lists(repo) -> None:
+    (repo.path / "pytest.toml").write_text('[pytest]\naddopts = ["-q"]\n')
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [pytest] in pytest.toml: correct"
+        " any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert (repo.path / "pytest.toml").read_text() == (
+        f'[pytest]\naddopts = ["-q"]\ntestpaths = ["test"]\n{SITE_TOML}'
+    )
+    result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
+    result.assert_outcomes(passed=1)
+
+
+def test_init_edits_pytests_native_tool_pytest_table_when_a_pyproject_uses_it(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text('[tool.pytest]\naddopts = ["-q"]\n')
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [tool.pytest] in pyproject.toml:"
+        " correct any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert ini.read_text() == f'[tool.pytest]\naddopts = ["-q"]\ntestpaths = ["test"]\n{SITE_TOML}'
+    result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
+    result.assert_outcomes(passed=1)
+
+
+def test_an_empty_ini_options_table_gets_the_keys_and_is_not_said_to_be_added(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text("[tool.pytest.ini_options]\n")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [tool.pytest.ini_options] in"
+        " pyproject.toml: correct any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert ini.read_text() == PYPROJECT
