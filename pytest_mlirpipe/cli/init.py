@@ -172,7 +172,7 @@ def init(start: Path, out: TextIO) -> int:
             out.write(f"{SAY}config.{need.name} = {value}  ({where} reads it; {why})\n")
             if not (need.name in MACHINE_NAMES and Path(value).is_absolute()):
                 lines[need.name] = f"{need.name} = {value}"  # the machine's are found at load
-        _write_site(root, suite, needs, out, (_pytest_ini(root) or root / PYPROJECT).name)
+        _write_site(root, suite, needs, out, _config_path(root).name)
     ini, added = _write_ini(root, found, list(lines.values()), out)
     unset = _unset(root, lines)
     todo = [] if added else [f"add the lines above to {ini}"]
@@ -272,7 +272,7 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     """Add testpaths and the site lines to the file pytest reads at `root` (pyproject.toml when
     there is none), keeping the rest of its text and any of these keys it has already. Returns
     the file the values are to live in, and whether they are there."""
-    path = _pytest_ini(root) or root / PYPROJECT
+    path = _config_path(root)
     name = str(path.relative_to(root) if path.is_relative_to(root) else path)
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     toml = path.suffix == ".toml"
@@ -309,6 +309,28 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
         verb += f" ({', '.join(edit.kept)} kept as set there)" if edit.kept else ""
     out.write(f"{SAY}{verb}: correct any guess in {SITE_KEY} there\n")
     return name, True
+
+
+def _config_path(root: Path) -> Path:
+    """The config file init edits: the one pytest reads at `root`, else pyproject.toml."""
+    return _pytest_ini(root) or _unreadable_config(root) or root / PYPROJECT
+
+
+def _unreadable_config(root: Path) -> Path | None:
+    """The config file that stops pytest's search at `root` by not parsing, if one does (the
+    edit then refuses it, saying why, rather than writing another file pytest would not reach)."""
+    from _pytest.config.findpaths import CONFIG_LOADERS_BY_NAME
+
+    for folder in (root, *root.parents):
+        for path in (folder / n for n in CONFIG_LOADERS_BY_NAME):
+            if not path.is_file():
+                continue
+            try:
+                if CONFIG_LOADERS_BY_NAME[path.name](path) is not None:
+                    return None
+            except Exception:  # pytest's UsageError, naming the file and line
+                return path
+    return None
 
 
 def _has(root: Path, key: str) -> bool:

@@ -510,3 +510,16 @@ def test_an_empty_ini_options_table_gets_the_keys_and_is_not_said_to_be_added(re
         " pyproject.toml: correct any guess in mlirpipe_lit_site there" in said.splitlines()
     )
     assert ini.read_text() == PYPROJECT
+
+
+def test_a_pytest_ini_that_does_not_parse_is_named_and_nothing_is_written(repo) -> None:
+    (repo.path / "pytest.ini").write_text("[pytest]\n  -q\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: pytest.ini left as it is: it does not parse as an ini file (iniconfig:"
+        " pytest.ini:2: unexpected value continuation): fix it first; add these lines to its"
+        f" [pytest]:\ntestpaths = test\n{SITE_INI}"
+    ) in said
+    assert (repo.path / "pytest.ini").read_text() == "[pytest]\n  -q\n"
+    assert not (repo.path / "pyproject.toml").exists()
