@@ -135,15 +135,22 @@ def ini_edit(text: str, section: str, keys: dict[str, list[str]], name: str = "i
     _check_configparser(text, new)
     for key in added:
         got = after.get(section, key, "")
-        if [line.strip() for line in got.splitlines() if line.strip()] != keys[key]:
+        if [line.strip() for line in got.splitlines() if line.strip()] != _ini_lines(keys[key]):
             raise EditRefused(f"the lines added would not be read as {key} in [{section}]")
     return Edit(new, added, kept, had is None)
 
 
 def ini_key(key: str, values: list[str]) -> str:
-    if len(values) == 1 and key != "mlirpipe_lit_site":
-        return f"{key} = {values[0]}\n"
+    """`key` and its values as an ini file's lines: words on one line (`testpaths = a b`),
+    values with spaces in them (`name = value`) one per indented continuation line."""
+    if not any(" " in v for v in values):
+        return f"{key} = {' '.join(values)}\n"
     return f"{key} =\n" + "".join(f"    {v}\n" for v in values)
+
+
+def _ini_lines(values: list[str]) -> list[str]:
+    """The value lines pytest reads back for `values`, as `ini_key` writes them."""
+    return [" ".join(values)] if not any(" " in v for v in values) else values
 
 
 def _parse_ini(text: str, name: str, why: str) -> iniconfig.IniConfig:

@@ -209,3 +209,8 @@ def test_an_ini_file_that_does_not_parse_is_not_edited() -> None:
         "it does not parse as an ini file (iniconfig: tox.ini:1: unexpected value continuation):"
         " fix it first"
     )
+
+
+def test_ini_words_go_on_one_line_and_name_value_lines_one_per_line() -> None:
+    edit = ini_edit("[pytest]\n", "pytest", {"testpaths": ["a", "b"], "site": ["x = 1"]})
+    assert edit.text == "[pytest]\ntestpaths = a b\nsite =\n    x = 1\n"
