@@ -66,10 +66,24 @@ def toml_edit(text: str, keys: dict[str, list[str]], table: tuple[str, ...] = IN
             value = tomlkit.array()
             value.extend(keys[key])
             value.multiline(len(keys[key]) > 1 and not isinstance(place, InlineTable))
-            place[key] = value  # type: ignore[index]
+            _add_after_last_key(place, key, value)
         new = tomlkit.dumps(doc)
     _check_toml(new, before, {k: keys[k] for k in added}, table)
     return Edit(new, added, kept, had is None)
+
+
+def _add_after_last_key(place, key: str, value) -> None:
+    """Add `key` after the table's last key, not after the comments that end it (tomlkit's own
+    place for it, where they often introduce the next table)."""
+    body = getattr(getattr(place, "value", None), "body", None)
+    last = [k for k, _ in body or () if k is not None]
+    if isinstance(place, InlineTable) or not last:
+        place[key] = value
+        return
+    try:
+        place.value._insert_after(last[-1], key, value)
+    except (AttributeError, TypeError, KeyError):  # tomlkit changed: its default place
+        place[key] = value
 
 
 def toml_table(keys: dict[str, list[str]], table: tuple[str, ...] = INI_OPTIONS) -> str:

@@ -214,3 +214,9 @@ def test_an_ini_file_that_does_not_parse_is_not_edited() -> None:
 def test_ini_words_go_on_one_line_and_name_value_lines_one_per_line() -> None:
     edit = ini_edit("[pytest]\n", "pytest", {"testpaths": ["a", "b"], "site": ["x = 1"]})
     assert edit.text == "[pytest]\ntestpaths = a b\nsite =\n    x = 1\n"
+
+
+def test_toml_keys_go_after_the_tables_last_key_not_after_the_next_tables_comment() -> None:
+    text = '[tool.pytest.ini_options]\naddopts = "-q"  # quiet\n\n# ruff\n[tool.ruff]\nx = 1\n'
+    edit = toml_edit(text, KEYS)
+    assert edit.text == text.replace("# quiet\n", '# quiet\ntestpaths = ["test"]\n' + SITE)
