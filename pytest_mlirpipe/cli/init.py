@@ -16,6 +16,7 @@ from ..filetests.config import ini_values
 from ..filetests.needs import ConfigNeeds, read_needs
 from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, site_file_text
 from ..tools.filecheck import find_llvm_filecheck
+from .ini_edit import EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
 
 PYPROJECT = "pyproject.toml"
 INI_TABLE = "[tool.pytest.ini_options]"
@@ -171,7 +172,7 @@ def init(start: Path, out: TextIO) -> int:
             out.write(f"{SAY}config.{need.name} = {value}  ({where} reads it; {why})\n")
             if not (need.name in MACHINE_NAMES and Path(value).is_absolute()):
                 lines[need.name] = f"{need.name} = {value}"  # the machine's are found at load
-        _write_site(root, suite, needs, out, (_pytest_ini(root) or root / PYPROJECT).name)
+        _write_site(root, suite, needs, out, _config_path(root).name)
     ini, added = _write_ini(root, found, list(lines.values()), out)
     unset = _unset(root, lines)
     todo = [] if added else [f"add the lines above to {ini}"]
@@ -241,12 +242,6 @@ def ini_block(suites: tuple[Path, ...], lines: list[str], testpaths: bool = True
     return f"{INI_TABLE}\n{head}{SITE_KEY} = [\n{site_lines(lines, True)}]\n"
 
 
-def ini_section_lines(suites: tuple[Path, ...], lines: list[str], testpaths: bool = True) -> str:
-    """The same keys in an ini file's pytest section (pytest.ini, tox.ini, setup.cfg)."""
-    head = f"testpaths = {' '.join(map(str, suites))}\n" if testpaths else ""
-    return f"{head}{SITE_KEY} =\n{site_lines(lines, False)}"
-
-
 def _pytest_ini(root: Path) -> Path | None:
     """The ini file pytest reads at `root` (pytest's own search), if any."""
     from _pytest.config.findpaths import locate_config
@@ -257,50 +252,102 @@ def _pytest_ini(root: Path) -> Path | None:
         return None
 
 
-def _to_add(root: Path, found: Found, lines: list[str], toml: bool) -> tuple[str, str]:
-    """(where, text): what the pytest ini at `root` lacks of `lines`, as text to add there
-    (nothing when it has a value for every name, whatever the value: the user's corrections)."""
+def _missing(root: Path, lines: list[str], toml: bool) -> str | None:
+    """The site lines the pytest ini at `root` lacks, as text to add to its list (empty when
+    it has a value for every name, whatever the value: the user's corrections); None when it
+    has no site list at all."""
     values = (ini_values(root) or ({}, None))[0]
     if SITE_KEY not in values:
-        if toml:
-            return "", ini_block(found.suites, lines, "testpaths" not in values).split("\n", 1)[1]
-        return "", ini_section_lines(found.suites, lines, "testpaths" not in values)
+        return None
     have = {line.partition("=")[0].strip() for line in values[SITE_KEY]}
-    missing = [line for line in lines if line.partition("=")[0].strip() not in have]
-    return f"its {SITE_KEY} list", site_lines(missing, toml)
+    return site_lines([line for line in lines if line.partition("=")[0].strip() not in have], toml)
+
+
+# The pytest section of each ini file init edits, as pytest names it there.
+SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest"}
+SECTIONS |= {"setup.cfg": "tool:pytest"}
 
 
 def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple[str, bool]:
-    """Add the table to pyproject.toml, unless pytest reads another ini file there, or the
-    table exists: then print what it lacks. Returns the file the values are to live in, and
-    whether they are there."""
-    inipath = _pytest_ini(root)
-    if inipath is not None and inipath.name != PYPROJECT:
-        name = inipath.relative_to(root) if inipath.is_relative_to(root) else inipath
-        section = "[tool:pytest]" if inipath.name == "setup.cfg" else "[pytest]"
-        return str(name), _say_to_add(
-            f"pytest reads {name} here (it wins over {PYPROJECT})",
-            f"its {section} section",
-            _to_add(root, found, lines, toml=False),
-            out,
-        )
-    path = root / PYPROJECT
+    """Add testpaths and the site lines to the file pytest reads at `root` (pyproject.toml when
+    there is none), keeping the rest of its text and any of these keys it has already. Returns
+    the file the values are to live in, and whether they are there."""
+    path = _config_path(root)
+    name = str(path.relative_to(root) if path.is_relative_to(root) else path)
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if INI_TABLE in text:
-        where = _to_add(root, found, lines, toml=True)
-        return PYPROJECT, _say_to_add(f"{PYPROJECT} already has {INI_TABLE}", "it", where, out)
-    sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-    write_atomic(path, text + sep + ini_block(found.suites, lines))  # whole or not at all
-    verb = "added" if text else "wrote"
-    out.write(f"{SAY}{verb} {INI_TABLE} to {PYPROJECT}: correct any guess in {SITE_KEY} there\n")
-    return PYPROJECT, True
+    toml = path.suffix == ".toml"
+    table = pytest_table(path.name, text) if toml else ()
+    if path.name == PYPROJECT:
+        place = f"[{'.'.join(table)}]"
+        state = f"{PYPROJECT} already has {place}"
+    else:
+        state = f"pytest reads {name} here (it wins over {PYPROJECT})"
+        place = f"[{'.'.join(table) if toml else SECTIONS.get(path.name, 'pytest')}]"
+    missing = _missing(root, lines, toml)
+    if missing is not None:
+        return name, _say_to_add(state, f"its {SITE_KEY} list", missing, out)
+    keys = {"testpaths": [str(s) for s in found.suites], SITE_KEY: lines}
+    try:
+        if toml:
+            edit = toml_edit(text, keys, table)
+        elif path.name in SECTIONS:
+            edit = ini_edit(text, SECTIONS[path.name], keys, path.name)
+        else:
+            raise EditRefused("init does not edit this kind of file")
+    except EditRefused as why:
+        out.write(f"{SAY}{name} left as it is: {why}; add these lines to its {place}:\n")
+        added = [k for k in keys if k == SITE_KEY or not _has(root, k)]
+        out.write(_key_lines({k: keys[k] for k in added}, toml))
+        return name, False
+    write_atomic(path, edit.text)  # whole or not at all
+    if path.name == PYPROJECT and not text:
+        verb = f"wrote {place} to {PYPROJECT}"
+    elif path.name == PYPROJECT and edit.created:
+        verb = f"added {place} to {PYPROJECT}"
+    else:
+        verb = f"added {', '.join(edit.added)} to {place} in {name}"
+        verb += f" ({', '.join(edit.kept)} kept as set there)" if edit.kept else ""
+    out.write(f"{SAY}{verb}: correct any guess in {SITE_KEY} there\n")
+    return name, True
 
 
-def _say_to_add(state: str, place: str, to_add: tuple[str, str], out: TextIO) -> bool:
+def _config_path(root: Path) -> Path:
+    """The config file init edits: the one pytest reads at `root`, else pyproject.toml."""
+    return _pytest_ini(root) or _unreadable_config(root) or root / PYPROJECT
+
+
+def _unreadable_config(root: Path) -> Path | None:
+    """The config file that stops pytest's search at `root` by not parsing, if one does (the
+    edit then refuses it, saying why, rather than writing another file pytest would not reach)."""
+    from _pytest.config.findpaths import CONFIG_LOADERS_BY_NAME
+
+    for folder in (root, *root.parents):
+        for path in (folder / n for n in CONFIG_LOADERS_BY_NAME):
+            if not path.is_file():
+                continue
+            try:
+                if CONFIG_LOADERS_BY_NAME[path.name](path) is not None:
+                    return None
+            except Exception:  # pytest's UsageError, naming the file and line
+                return path
+    return None
+
+
+def _has(root: Path, key: str) -> bool:
+    return key in (ini_values(root) or ({}, None))[0]
+
+
+def _key_lines(keys: dict[str, list[str]], toml: bool) -> str:
+    """`keys` as lines to paste into a TOML table or an ini section."""
+    if toml:
+        return toml_table(keys).split("\n", 1)[1]
+    return "".join(ini_key(k, v) for k, v in keys.items())
+
+
+def _say_to_add(state: str, where: str, text: str, out: TextIO) -> bool:
     """Say what to add to an ini file left as it is; whether it already has every line."""
-    where, text = to_add
     if not text:
         out.write(f"{SAY}{state}, with a {SITE_KEY} value for each name: left as it is\n")
         return True
-    out.write(f"{SAY}{state}: left as it is; add these lines to {where or place}:\n{text}")
+    out.write(f"{SAY}{state}: left as it is; add these lines to {where}:\n{text}")
     return False

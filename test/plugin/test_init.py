@@ -289,22 +289,28 @@ def test_lit_local_cfg_files_outside_any_suite_are_named_once_as_ignored(repo) -
     strict.stderr.fnmatch_lines(["ERROR: mlirpipe: test/bar/lit.local.cfg, * ignored, as *"])
 
 
-def test_init_puts_its_lines_where_pytest_reads_them_when_a_pytest_ini_wins(repo) -> None:
-    (repo.path / "pytest.ini").write_text("[pytest]\n")
+SITE_INI = """\
+mlirpipe_lit_site =
+    foo_obj_root = build
+    llvm_tools_dir = build/llvm/bin
+    foo_tools_dir = build/bin
+    enable_bindings_python = True
+    enable_bar = True
+"""
+
+
+def test_init_edits_the_pytest_ini_that_wins_over_pyproject(repo) -> None:
+    (repo.path / "pytest.ini").write_text("[pytest]\n; kept\naddopts = -q\n")
     status, said = mlirpipe("init")
-    assert status == 1
-    head, lines = said.split("section:\n", 1)
-    assert head.endswith(
-        "mlirpipe init: pytest reads pytest.ini here (it wins over pyproject.toml): left as it"
-        " is; add these lines to its [pytest] "
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [pytest] in pytest.ini: correct"
+        " any guess in mlirpipe_lit_site there" in said.splitlines()
     )
-    assert lines.startswith("testpaths = test\nmlirpipe_lit_site =\n    foo_obj_root = build\n")
-    assert said.endswith(
-        "mlirpipe init: then, before running pytest or lit: add the lines above to pytest.ini\n"
+    assert (repo.path / "pytest.ini").read_text() == (
+        f"[pytest]\ntestpaths = test\n{SITE_INI}; kept\naddopts = -q\n"
     )
     assert not (repo.path / "pyproject.toml").exists()
-    added = lines.split("mlirpipe init: ")[0]
-    (repo.path / "pytest.ini").write_text("[pytest]\n" + added)
     result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
     result.assert_outcomes(passed=1)
     status, said = mlirpipe("init")
@@ -315,14 +321,44 @@ def test_init_puts_its_lines_where_pytest_reads_them_when_a_pytest_ini_wins(repo
     )
 
 
-def test_init_names_the_setup_cfg_section_pytest_reads(repo) -> None:
-    (repo.path / "setup.cfg").write_text("[tool:pytest]\naddopts = -q\n")
+def test_init_edits_the_setup_cfg_section_pytest_reads(repo) -> None:
+    (repo.path / "setup.cfg").write_text("[metadata]\nname = foo\n\n[tool:pytest]\naddopts = -q\n")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [tool:pytest] in setup.cfg:"
+        " correct any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert (repo.path / "setup.cfg").read_text() == (
+        f"[metadata]\nname = foo\n\n[tool:pytest]\ntestpaths = test\n{SITE_INI}addopts = -q\n"
+    )
+
+
+def test_init_edits_the_pytest_section_of_tox_ini_and_keeps_its_testpaths(repo) -> None:
+    tox = "[tox]\nenvlist = py311\n\n[pytest]\ntestpaths = test\n\n[testenv]\ncommands = pytest\n"
+    (repo.path / "tox.ini").write_text(tox)
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added mlirpipe_lit_site to [pytest] in tox.ini (testpaths kept as set"
+        " there): correct any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert (repo.path / "tox.ini").read_text() == tox.replace("[pytest]\n", f"[pytest]\n{SITE_INI}")
+
+
+def test_an_ini_edit_that_configparser_would_not_read_writes_nothing(repo) -> None:
+    cfg = "[tool:pytest]\nTestPaths = test\n"  # configparser folds case: a second testpaths
+    (repo.path / "setup.cfg").write_text(cfg)
     status, said = mlirpipe("init")
     assert status == 1
     assert (
-        "mlirpipe init: pytest reads setup.cfg here (it wins over pyproject.toml): left as it"
-        " is; add these lines to its [tool:pytest] section:\n" in said
-    )
+        "mlirpipe init: setup.cfg left as it is: with the lines added it would not parse"
+        " (configparser: option 'testpaths' in section 'tool:pytest' already exists); add"
+        " these lines to its [tool:pytest]:\n"
+        f"testpaths = test\n{SITE_INI}"
+        "mlirpipe init: then, before running pytest or lit: add the lines above to setup.cfg\n"
+    ) in said
+    assert (repo.path / "setup.cfg").read_text() == cfg
 
 
 def test_init_from_a_subfolder_works_at_the_repositorys_root(repo, monkeypatch) -> None:
@@ -353,3 +389,137 @@ def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -
         0,
         "mlirpipe init: now run: pytest, pytest -n 2, lit test",
     )
+
+
+SITE_TOML = PYPROJECT.split('testpaths = ["test"]\n', 1)[1]
+TEAM = """\
+[project]
+name = "foo"
+
+# pytest, as the team set it
+{header}
+addopts = "-q"  # quiet
+testpaths = ["test/foo"]
+
+[tool.ruff]
+line-length = 100
+"""
+
+
+@pytest.mark.parametrize("header", ["[tool.pytest.ini_options]", "[ tool.pytest.ini_options ]"])
+def test_init_adds_its_keys_to_an_existing_table_keeping_comments_and_the_users_keys(
+    repo, header
+) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text(TEAM.format(header=header))
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added mlirpipe_lit_site to [tool.pytest.ini_options] in pyproject.toml"
+        " (testpaths kept as set there): correct any guess in mlirpipe_lit_site there"
+        in said.splitlines()
+    )
+    team = TEAM.format(header=header)
+    assert ini.read_text() == team.replace('["test/foo"]\n', f'["test/foo"]\n{SITE_TOML}')
+    assert tomllib.loads(ini.read_text())["tool"]["pytest"]["ini_options"]["testpaths"] == [
+        "test/foo"
+    ]
+
+
+def test_init_adds_its_keys_where_a_dotted_key_declares_the_table(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text('[tool.pytest]\nini_options.addopts = "-q"\n')
+    status, _ = mlirpipe("init")
+    assert status == 0
+    assert ini.read_text() == (
+        '[tool.pytest]\nini_options.addopts = "-q"\nini_options.testpaths = ["test"]\n'
+        + "ini_options."
+        + SITE_TOML
+    )
+
+
+def test_a_pyproject_edit_that_would_not_parse_writes_nothing_and_says_why(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text("tool = {black = {line-length = 100}}\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: pyproject.toml left as it is: with the keys added it would not parse"
+        " as TOML (Cannot declare ('tool', 'pytest', 'ini_options') twice (at line 3, column"
+        " 25)); add these lines to its [tool.pytest.ini_options]:\n"
+        f'testpaths = ["test"]\n{SITE_TOML}'
+        "mlirpipe init: then, before running pytest or lit: add the lines above to"
+        " pyproject.toml\n"
+    ) in said
+    assert ini.read_text() == "tool = {black = {line-length = 100}}\n"
+
+
+def test_init_from_a_subfolder_edits_the_ini_file_pytest_reads_at_the_root(
+    repo, monkeypatch
+) -> None:
+    (repo.path / "tox.ini").write_text("[pytest]\naddopts = -q\n")
+    monkeypatch.chdir(repo.path / "test" / "python")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[0] == (
+        f"mlirpipe init: working in {repo.path} (the repository's root, where pytest runs)"
+    )
+    assert (repo.path / "tox.ini").read_text() == (
+        f"[pytest]\ntestpaths = test\n{SITE_INI}addopts = -q\n"
+    )
+    assert not (repo.path / "pyproject.toml").exists()
+    assert (repo.path / "test" / "lit.site.cfg.py").exists()
+
+
+def test_init_edits_a_pytest_toml_with_toml_lists(repo) -> None:
+    (repo.path / "pytest.toml").write_text('[pytest]\naddopts = ["-q"]\n')
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [pytest] in pytest.toml: correct"
+        " any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert (repo.path / "pytest.toml").read_text() == (
+        f'[pytest]\naddopts = ["-q"]\ntestpaths = ["test"]\n{SITE_TOML}'
+    )
+    result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
+    result.assert_outcomes(passed=1)
+
+
+def test_init_edits_pytests_native_tool_pytest_table_when_a_pyproject_uses_it(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text('[tool.pytest]\naddopts = ["-q"]\n')
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [tool.pytest] in pyproject.toml:"
+        " correct any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert ini.read_text() == f'[tool.pytest]\naddopts = ["-q"]\ntestpaths = ["test"]\n{SITE_TOML}'
+    result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
+    result.assert_outcomes(passed=1)
+
+
+def test_an_empty_ini_options_table_gets_the_keys_and_is_not_said_to_be_added(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text("[tool.pytest.ini_options]\n")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: added testpaths, mlirpipe_lit_site to [tool.pytest.ini_options] in"
+        " pyproject.toml: correct any guess in mlirpipe_lit_site there" in said.splitlines()
+    )
+    assert ini.read_text() == PYPROJECT
+
+
+def test_a_pytest_ini_that_does_not_parse_is_named_and_nothing_is_written(repo) -> None:
+    (repo.path / "pytest.ini").write_text("[pytest]\n  -q\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: pytest.ini left as it is: it does not parse as an ini file (iniconfig:"
+        " pytest.ini:2: unexpected value continuation): fix it first; add these lines to its"
+        f" [pytest]:\ntestpaths = test\n{SITE_INI}"
+    ) in said
+    assert (repo.path / "pytest.ini").read_text() == "[pytest]\n  -q\n"
+    assert not (repo.path / "pyproject.toml").exists()

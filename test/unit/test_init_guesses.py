@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mlirpipe.cli.ini_edit import EditRefused, ini_edit, toml_edit
 from pytest_mlirpipe.cli.init import Found, _say_found, guess, ini_block
 from pytest_mlirpipe.filetests.needs import needs_of
 from pytest_mlirpipe.filetests.site import SiteValueError, machine_values, parse_site_line
@@ -151,3 +152,71 @@ def test_a_site_line_that_is_not_name_equals_value_is_refused(line) -> None:
     with pytest.raises(SiteValueError) as info:
         parse_site_line(line, Path("/repo"))
     assert str(info.value) == f"{line.strip()!r} is not NAME = VALUE"
+
+
+KEYS = {"testpaths": ["test"], "mlirpipe_lit_site": ["a = 1", "b = 2"]}
+SITE = 'mlirpipe_lit_site = [\n    "a = 1",\n    "b = 2",\n]\n'
+
+
+def test_keys_go_into_an_ini_options_table_under_a_tool_pytest_table() -> None:
+    text = '[tool.pytest]\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+    edit = toml_edit(text, KEYS)
+    assert edit.text == text + 'testpaths = ["test"]\n' + SITE
+    assert (edit.added, edit.kept) == (("testpaths", "mlirpipe_lit_site"), ())
+
+
+def test_keys_in_an_inline_table_stay_on_its_line() -> None:
+    edit = toml_edit('[tool.pytest]\nini_options = {addopts = "-q"}\n', KEYS)
+    assert edit.text == (
+        '[tool.pytest]\nini_options = {addopts = "-q",testpaths = ["test"],'
+        'mlirpipe_lit_site = ["a = 1", "b = 2"]}\n'
+    )
+
+
+def test_a_pyproject_without_the_table_gets_it_at_the_end() -> None:
+    edit = toml_edit('[project]\nname = "foo"', KEYS)
+    assert edit.text == (
+        '[project]\nname = "foo"\n\n[tool.pytest.ini_options]\ntestpaths = ["test"]\n' + SITE
+    )
+
+
+def test_a_pyproject_that_is_not_toml_is_not_edited() -> None:
+    with pytest.raises(EditRefused) as refused:
+        toml_edit("[project\n", KEYS)
+    assert str(refused.value) == (
+        "it is not valid TOML (Expected ']' at the end of a table declaration (at line 1,"
+        " column 9)): fix it first"
+    )
+
+
+def test_an_ini_file_without_the_section_gets_it_at_the_end() -> None:
+    edit = ini_edit("[metadata]\nname = foo", "tool:pytest", KEYS)
+    assert edit.text == (
+        "[metadata]\nname = foo\n\n[tool:pytest]\ntestpaths = test\n"
+        "mlirpipe_lit_site =\n    a = 1\n    b = 2\n"
+    )
+
+
+def test_an_ini_section_header_on_the_last_line_gets_its_keys_after_it() -> None:
+    edit = ini_edit("[pytest]", "pytest", {"testpaths": ["test"]})
+    assert edit.text == "[pytest]\ntestpaths = test\n"
+
+
+def test_an_ini_file_that_does_not_parse_is_not_edited() -> None:
+    with pytest.raises(EditRefused) as refused:
+        ini_edit("  indented = before any section\n", "pytest", KEYS, "tox.ini")
+    assert str(refused.value) == (
+        "it does not parse as an ini file (iniconfig: tox.ini:1: unexpected value continuation):"
+        " fix it first"
+    )
+
+
+def test_ini_words_go_on_one_line_and_name_value_lines_one_per_line() -> None:
+    edit = ini_edit("[pytest]\n", "pytest", {"testpaths": ["a", "b"], "site": ["x = 1"]})
+    assert edit.text == "[pytest]\ntestpaths = a b\nsite =\n    x = 1\n"
+
+
+def test_toml_keys_go_after_the_tables_last_key_not_after_the_next_tables_comment() -> None:
+    text = '[tool.pytest.ini_options]\naddopts = "-q"  # quiet\n\n# ruff\n[tool.ruff]\nx = 1\n'
+    edit = toml_edit(text, KEYS)
+    assert edit.text == text.replace("# quiet\n", '# quiet\ntestpaths = ["test"]\n' + SITE)

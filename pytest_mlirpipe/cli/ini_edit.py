@@ -1,0 +1,191 @@
+"""Add keys to the pytest section of a config file, keeping the rest of its text as it is."""
+
+from __future__ import annotations
+
+import configparser
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+
+import iniconfig
+import tomlkit
+from tomlkit.items import InlineTable
+
+
+class EditRefused(Exception):
+    """The edit would leave the file unreadable (or it is unreadable already): nothing written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """The file's new text, the keys added to it and the keys it already had (left as set)."""
+
+    text: str
+    added: tuple[str, ...]
+    kept: tuple[str, ...]
+    created: bool = False  # the table or section was not there: it is added whole
+
+
+INI_OPTIONS = ("tool", "pytest", "ini_options")
+
+
+def pytest_table(name: str, text: str) -> tuple[str, ...]:
+    """Where pytest reads its settings in the TOML file `name`: pytest.toml's [pytest],
+    pyproject's [tool.pytest] when it holds settings of its own (pytest 9's native form), else
+    pyproject's [tool.pytest.ini_options]."""
+    if name != "pyproject.toml":
+        return ("pytest",)
+    try:
+        native = _dig(tomllib.loads(text), INI_OPTIONS[:2]) or {}
+    except tomllib.TOMLDecodeError:
+        return INI_OPTIONS
+    return INI_OPTIONS[:2] if set(native) - {"ini_options"} else INI_OPTIONS
+
+
+def toml_edit(text: str, keys: dict[str, list[str]], table: tuple[str, ...] = INI_OPTIONS) -> Edit:
+    """Put `keys` in the TOML `table`: into it wherever and however it is declared (any
+    header spelling, a dotted key, an inline table), else as a new table at the end."""
+    try:
+        before = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise EditRefused(f"it is not valid TOML ({error}): fix it first") from None
+    had = _dig(before, table)
+    if had is None:
+        added = tuple(keys)
+        new = text + _separator(text) + toml_table(keys, table)
+        kept: tuple[str, ...] = ()
+    else:
+        kept = tuple(k for k in keys if k in had)
+        added = tuple(k for k in keys if k not in had)
+        doc = tomlkit.parse(text)
+        place = doc
+        for part in table:
+            place = place[part]  # type: ignore[assignment]
+        for key in added:
+            value = tomlkit.array()
+            value.extend(keys[key])
+            value.multiline(len(keys[key]) > 1 and not isinstance(place, InlineTable))
+            _add_after_last_key(place, key, value)
+        new = tomlkit.dumps(doc)
+    _check_toml(new, before, {k: keys[k] for k in added}, table)
+    return Edit(new, added, kept, had is None)
+
+
+def _add_after_last_key(place, key: str, value) -> None:
+    """Add `key` after the table's last key, not after the comments that end it (tomlkit's own
+    place for it, where they often introduce the next table)."""
+    body = getattr(getattr(place, "value", None), "body", None)
+    last = [k for k, _ in body or () if k is not None]
+    if isinstance(place, InlineTable) or not last:
+        place[key] = value
+        return
+    try:
+        place.value._insert_after(last[-1], key, value)
+    except (AttributeError, TypeError, KeyError):  # tomlkit changed: its default place
+        place[key] = value
+
+
+def toml_table(keys: dict[str, list[str]], table: tuple[str, ...] = INI_OPTIONS) -> str:
+    """A new TOML `table` holding `keys`, one line per list item."""
+    body = ""
+    for key, values in keys.items():
+        items = [json.dumps(v) for v in values]
+        if len(values) > 1:
+            body += f"{key} = [\n" + "".join(f"    {i},\n" for i in items) + "]\n"
+        else:
+            body += f"{key} = [{', '.join(items)}]\n"
+    return f"[{'.'.join(table)}]\n{body}"
+
+
+def _dig(data: dict, table: tuple[str, ...]) -> dict | None:
+    for part in table:
+        data = data.get(part) if isinstance(data, dict) else None  # type: ignore[assignment]
+    return data if isinstance(data, dict) else None
+
+
+def _separator(text: str) -> str:
+    return "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+
+
+def _check_toml(new: str, before: dict, added: dict[str, list[str]], table: tuple[str, ...]):
+    try:
+        after = tomllib.loads(new)
+    except tomllib.TOMLDecodeError as error:
+        raise EditRefused(f"with the keys added it would not parse as TOML ({error})") from None
+    got = _dig(after, table) or {}
+    if any(got.get(k) != v for k, v in added.items()):
+        raise EditRefused(f"the keys added would not be read in [{'.'.join(table)}]")
+    if _without(after, added, table) != _without(before, added, table):
+        raise EditRefused("the edit would change other settings of the file")
+
+
+def _without(data: dict, keys: dict[str, list[str]], table: tuple[str, ...]) -> dict:
+    """`data` less `keys` in its `table` (an empty one when none)."""
+    if not table:
+        return {k: v for k, v in data.items() if k not in keys}
+    inner = data.get(table[0], {})
+    return {**data, table[0]: _without(inner if isinstance(inner, dict) else {}, keys, table[1:])}
+
+
+def ini_edit(text: str, section: str, keys: dict[str, list[str]], name: str = "ini") -> Edit:
+    """Put `keys` in the `[section]` of an ini file (pytest.ini, tox.ini, setup.cfg), right
+    after its header, a list as indented continuation lines; the section is added at the end
+    when there is none."""
+    before = _parse_ini(text, name, "it does not parse as an ini file ({}): fix it first")
+    had = before.sections.get(section)
+    kept = tuple(k for k in keys if had is not None and k in had)
+    added = tuple(k for k in keys if k not in kept)
+    lines = "".join(ini_key(k, keys[k]) for k in added)
+    if had is None:
+        new = text + _separator(text) + f"[{section}]\n{lines}"
+    else:
+        at = before.lineof(section)  # 1-based line of the header
+        head = text.splitlines(keepends=True)
+        if len(head) >= at and not head[at - 1].endswith("\n"):
+            head[at - 1] += "\n"
+        new = "".join(head[:at]) + lines + "".join(head[at:])
+    after = _parse_ini(new, name, "with the lines added it would not parse ({})")
+    _check_configparser(text, new)
+    for key in added:
+        got = after.get(section, key, "")
+        if [line.strip() for line in got.splitlines() if line.strip()] != _ini_lines(keys[key]):
+            raise EditRefused(f"the lines added would not be read as {key} in [{section}]")
+    return Edit(new, added, kept, had is None)
+
+
+def ini_key(key: str, values: list[str]) -> str:
+    """`key` and its values as an ini file's lines: words on one line (`testpaths = a b`),
+    values with spaces in them (`name = value`) one per indented continuation line."""
+    if not any(" " in v for v in values):
+        return f"{key} = {' '.join(values)}\n"
+    return f"{key} =\n" + "".join(f"    {v}\n" for v in values)
+
+
+def _ini_lines(values: list[str]) -> list[str]:
+    """The value lines pytest reads back for `values`, as `ini_key` writes them."""
+    return [" ".join(values)] if not any(" " in v for v in values) else values
+
+
+def _parse_ini(text: str, name: str, why: str) -> iniconfig.IniConfig:
+    try:
+        return iniconfig.IniConfig(name, data=text)
+    except iniconfig.ParseError as error:
+        raise EditRefused(why.format(f"iniconfig: {error}")) from None
+
+
+def _check_configparser(text: str, new: str) -> None:
+    """tox and setuptools read tox.ini and setup.cfg with configparser: an edit must not break
+    that reading (a file it cannot read already is not ours to judge)."""
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return
+    try:
+        configparser.ConfigParser(interpolation=None).read_string(new)
+    except configparser.Error as error:
+        # Where in the edited text is no place in the file: the option and section say it.
+        message = re.sub(r"^While reading from .*?\]: ", "", " ".join(str(error).split()))
+        why = f"with the lines added it would not parse (configparser: {message})"
+        raise EditRefused(why) from None
