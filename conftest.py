@@ -1,4 +1,5 @@
-"""Repository-level pytest setup: pytester for the plugin's own tests, torch's cache."""
+"""Repository-level pytest setup: pytester for the plugin's own tests, torch's cache, and a
+$TMPDIR of the run's own."""
 
 import os
 import tempfile
@@ -30,6 +31,18 @@ def _torch_cache_outside_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> Ite
         return
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("torchinductor")))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kept_folders_outside_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What the code under test keeps in $TMPDIR on purpose (a command-line run's repro
+    folder, named in its message) goes to the run's own temporary folder, so `pytest test/`
+    leaves the machine's $TMPDIR as it found it; processes the tests start inherit it."""
+    folder = tmp_path_factory.mktemp("tmpdir")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TMPDIR", str(folder))
+        mp.setattr(tempfile, "tempdir", None)  # tempfile reads $TMPDIR again
         yield
 
 
