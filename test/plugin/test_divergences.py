@@ -116,26 +116,18 @@ def test_a_rerun_after_a_crash_starts_from_the_files_the_first_run_found(tmp_pat
     assert result.disagreements() == []
 
 
+def _pytest_output(suite: Path, mode: str, *extra: str) -> str:
+    """What `pytest SUITE` in a process of its own prints, in isolation `mode`."""
+    argv = [sys.executable, "-m", "pytest", str(suite), "-p", "no:cacheprovider"]
+    argv += [f"--mlirpipe-isolation={mode}", *extra]
+    return subprocess.run(argv, cwd=suite, capture_output=True, text=True, check=False).stdout
+
+
 @pytest.mark.parametrize("mode", ["fork", "none", "subprocess"])
 def test_bad_inputs_are_reported_in_a_few_located_lines_without_tracebacks(tmp_path, mode):
     names = ("missing-input.mlir", "not-utf8.mlir", "missing-folder.mlir")
     write_suite(tmp_path, [GeneratedFile(n, FILES[n][0]) for n in names])
-    ran = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(tmp_path),
-            "-p",
-            "no:cacheprovider",
-            f"--mlirpipe-isolation={mode}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    out = ran.stdout
+    out = _pytest_output(tmp_path, mode)
     assert "missing-input.mlir: UNRESOLVED: lit's shell could not run the script" in out
     assert "missing-input.mlir:1: error: RUN line 1 could not run: FileNotFoundError" in out
     assert "which does not exist; write it in an earlier RUN line or fix its name" in out
@@ -172,23 +164,7 @@ def test_a_backgrounded_command_is_unresolved_with_lits_message_and_leaves_nothi
     text = f"// RUN: true\n// RUN: sleep {BACKGROUND_MARK} & true\n// CHECK: x\n" + ADD
     write_suite(tmp_path, [GeneratedFile("background.mlir", text)])
     xml = tmp_path / "junit.xml"
-    ran = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(tmp_path),
-            "-p",
-            "no:cacheprovider",
-            f"--mlirpipe-isolation={mode}",
-            f"--junitxml={xml}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    out = ran.stdout
+    out = _pytest_output(tmp_path, mode, f"--junitxml={xml}")
     assert "background.mlir: UNRESOLVED: the test file is malformed" in out
     assert (
         "background.mlir:2: error: unsupported shell operator: '&' (lit's internal shell runs "
