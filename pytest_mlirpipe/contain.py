@@ -69,11 +69,19 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     start = time.perf_counter()
-    pid = os.fork()
+    # SIGINT blocked across the fork: a Ctrl-C then cannot land in the child's at-fork hooks
+    # (other libraries'), before the child has its quiet handler; it waits until then
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
     if pid == 0:  # the child: never returns
         os.close(result_r)
         os.close(note_r)
-        _run_child(fn, result_w, note_w)
+        _run_child(fn, result_w, note_w, mask)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(result_w)
     os.close(note_w)
     deadline = None if not timeout else start + timeout
@@ -99,11 +107,15 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
     return Contained("ok", value, "", where, seconds)
 
 
-def _run_child(fn: Callable[[], Any], result_w: int, note_w: int) -> NoReturn:
-    """In the forked child: run `fn`, send its pickled result (or traceback), exit."""
+def _run_child(
+    fn: Callable[[], Any], result_w: int, note_w: int, mask: set[signal.Signals]
+) -> NoReturn:
+    """In the forked child: run `fn`, send its pickled result (or traceback), exit. SIGINT,
+    blocked across the fork, is let through (`mask`) once its quiet handler is in place."""
     faulthandler.disable()  # the parent reports the signal and where; no stack dump
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     _NOTES.set(note_w)
     _adopt_orphans()
     status = 0
