@@ -150,6 +150,9 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         shown_default="0",
         ini_help="per-file time limit in seconds (0: none; with isolation none it cannot stop a "
         "hang inside in-process work)",
+        cli="--timeout",
+        cli_help="time limit in seconds for each pipeline's compile and first run; a pipeline "
+        "still running at the limit is stopped and ends as TIMEOUT (default 0: none)",
     ),
 )
 # Declared by the execution plugin (the `mlirpipe` fixture); several are `mlirpipe run` flags too.

@@ -156,7 +156,7 @@ def _add_run(sub) -> None:
             "rule against a float64 run, see the README)",
         )
     # the options a pytest run of the `mlirpipe` fixture reads from --mlirpipe-* / mlirpipe_*
-    add_cli_options(rn, "mode", "threads", "time", "json", "pipelines", "bisect")
+    add_cli_options(rn, "mode", "threads", "time", "json", "pipelines", "bisect", "timeout")
     rn.set_defaults(body=_run)
 
 
@@ -585,6 +585,7 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
             )
         )
     _check_tolerances(args)
+    timeout = _seconds(args.timeout, "--timeout")
     pipelines = _names(args.pipeline)
     _require_runnable(args.pipelines_dir, tuple(pipelines))
     if args.model.endswith(".onnx"):
@@ -598,6 +599,7 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         timing=None if args.no_time else TimingConfig(threads=args.threads, blocks=args.blocks),
         mode=args.mode,
         bisect=args.bisect,
+        timeout=timeout,
     )
     status = 0
     try:
@@ -615,6 +617,24 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         status = 1
     _write_outcomes(checker.outcomes, args.json, stdout)
     return status
+
+
+def _seconds(text: str, flag: str) -> float:
+    """A time limit: a number of seconds >= 0 (0: none)."""
+    import math
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise UsageError(
+            Problem(
+                f"{flag} takes a number of seconds >= 0 (0: none), got {text!r}",
+                hint=f"e.g. {flag} 60",
+            )
+        )
+    return seconds
 
 
 def _check_tolerances(args: argparse.Namespace) -> None:

@@ -24,6 +24,8 @@ from .timing import TimingConfig, measure
 from .workdir import WorkDir
 
 DEFAULT_PIPELINES = ("refbackend",)
+# The verdicts that fail a check(): wrong results or an error, and code stopped at the time limit.
+FAILING = frozenset({"FAIL", "TIMEOUT"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,7 @@ class Outcome:
 
     case: str
     pipeline: str
-    verdict: str  # PASS, FAIL, UNSUPPORTED
+    verdict: str  # PASS, FAIL, TIMEOUT (contained code that passed the time limit), UNSUPPORTED
     abi: str = ""
     mode: str = "jit"
     comparison: Comparison | None = None
@@ -58,7 +60,7 @@ class ExecutionMismatch(MlirpipeError):
     def __init__(self, case: str, outcomes: Sequence[Outcome]):
         self.case = case
         self.outcomes = tuple(outcomes)
-        failed = [o for o in outcomes if o.verdict == "FAIL"]
+        failed = [o for o in outcomes if o.verdict in FAILING]
         super().__init__(
             [
                 Problem(
@@ -66,6 +68,7 @@ class ExecutionMismatch(MlirpipeError):
                     + (f", {o.abi}" if o.abi else "")
                     + (f", {o.export} export" if o.export else "")
                     + "): "
+                    + ("TIMEOUT, " if o.verdict == "TIMEOUT" else "")
                     + (o.error or (o.comparison.format() if o.comparison else "failed"))
                     + (f"\n  reproduce the lowering with: {o.repro}" if o.repro else "")
                     + (f"\n{o.bisection.format()}" if o.bisection is not None else ""),
@@ -225,7 +228,7 @@ class ModelChecker:
         if frontend.export_mode() == "strict":
             outcomes = [replace(o, export="strict") for o in outcomes]
         self.outcomes.extend(outcomes)
-        if any(o.verdict == "FAIL" for o in outcomes):
+        if any(o.verdict in FAILING for o in outcomes):
             raise ExecutionMismatch(case.name, outcomes)
         return outcomes
 
@@ -383,7 +386,8 @@ class ModelChecker:
         )
         if not ended.ok:
             error = _contained_failure(ended, case, pipe, imported, self.timeout)
-            return Outcome(case.name, pipe.name, "FAIL", mode=case.mode, error=error), None
+            verdict = "TIMEOUT" if ended.kind == "timeout" else "FAIL"
+            return Outcome(case.name, pipe.name, verdict, mode=case.mode, error=error), None
         outcome = ended.value
         if outcome.verdict == "PASS" and case.timed:
             # It ran once, contained; timing needs it here (the lowering is cached).

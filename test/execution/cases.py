@@ -62,6 +62,18 @@ class Case:
     # import options (check()'s keywords): ops torch-mlir keeps whole, decompositions to run
     backend_legal_ops: tuple[str, ...] = ()
     decompositions: tuple[str, ...] | None = None
+    # pipeline -> how the case ends where it cannot pass (stand-ins of models from real suites)
+    ends: Mapping[str, Ending] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Ending:
+    """The verdict a case must end in through a pipeline, text its error must hold, and who
+    refused it and at which stage (torch or the compiler) when it is a refusal."""
+
+    verdict: str
+    message: str
+    refusal: tuple[str, str] | None = None
 
 
 def randn(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[torch.Generator], Any]:
@@ -210,6 +222,28 @@ class WritesInputs(nn.Module):
         self.calls.add_(1.0)
         x.add_(1.0)
         return x * y
+
+
+class PrimsViewOf(nn.Module):
+    """A prims op that torch cannot functionalize (as models of torch-mlir's e2e suite use)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.prims.view_of(x) * 2
+
+
+class WhileLoopHOP(nn.Module):
+    """A data-dependent while loop (torch's while_loop), as in torch-mlir's e2e suite."""
+
+    def body_fn(self, i: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return i + 1, x + 1
+
+    def cond_fn(self, i: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return i < 3
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        from torch._higher_order_ops.while_loop import while_loop
+
+        return while_loop(self.cond_fn, self.body_fn, (torch.tensor(0), x))
 
 
 class AdaptiveMaxPool(nn.Module):
@@ -444,6 +478,41 @@ CASES: list[Case] = [
         xfail={
             "refbackend": "torch-mlir's refback-munge-calling-conventions (stage "
             "munge-calling-conventions) rejects bf16 arguments"
+        },
+    ),
+    Case(
+        "prims-view-of",
+        PrimsViewOf,
+        inputs(randn(3)),
+        pipelines=(),
+        ends={
+            pipeline: Ending(
+                "FAIL",
+                "RuntimeError: Found a custom (non-ATen) operator whose output has alias "
+                "annotations: prims::view_of(Tensor(a) a) -> Tensor(a).",
+                refusal=("torch", "decompose"),
+            )
+            for pipeline in ("refbackend", "tosa")
+        },
+    ),
+    Case(
+        "while-loop",
+        WhileLoopHOP,
+        inputs(lambda g: torch.zeros(7, 9)),
+        pipelines=(),
+        ends={
+            # the compiled loop never ends; the time limit stops it
+            "refbackend": Ending("TIMEOUT", "while running the compiled code"),
+            "refbackend-vectorized": Ending(
+                "FAIL",
+                "stage 'bufferize' failed: pass 'one-shot-bufferize' failed",
+                refusal=("compiler", "bufferize"),
+            ),
+            "tosa": Ending(
+                "FAIL",
+                "failed to legalize operation 'torch.aten.Bool.Tensor'",
+                refusal=("compiler", "import"),
+            ),
         },
     ),
 ]

@@ -99,3 +99,26 @@ def test_torch_compile_backend_runs_a_training_graph_in_eager_and_says_so() -> N
     expected.load_state_dict(model.state_dict())
     expected(x).sum().backward()
     torch.testing.assert_close(model.weight.grad, expected.weight.grad)
+
+
+WHILE_LOOP = (
+    "import torch\n"
+    "from torch._higher_order_ops.while_loop import while_loop\n\n"
+    "class Loop(torch.nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x + 1),\n"
+    "                          (torch.tensor(0), x))\n"
+)
+
+
+def test_run_stops_a_model_whose_compiled_code_never_returns_at_its_timeout(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "loop.py").write_text(WHILE_LOOP)
+    report = tmp_path / "out.json"
+    argv = ["run", f"{tmp_path}/loop.py::Loop", "--inputs", "7x9xf32", "--timeout", "3"]
+    code, out, err = run_cli([*argv, "--no-time", "--json", str(report)])
+    assert code == 1
+    assert "through pipeline 'refbackend' (jit): TIMEOUT, no result after 3 s" in err
+    assert [ln.split()[1:3] for ln in out.splitlines()[2:3]] == [["refbackend", "TIMEOUT"]]
+    assert [r["verdict"] for r in json.loads(report.read_text())["results"]] == ["TIMEOUT"]

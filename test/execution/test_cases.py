@@ -9,11 +9,13 @@ from cases import (
     HAS_OPENBLAS,
     NO_OPENBLAS,
     Case,
+    Ending,
     is_blas,
     onnx_gemm_relu,
     onnx_matmul,
 )
 
+from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
 from pytest_mlirpipe.execution.frontends import import_onnx
 from pytest_mlirpipe.lowering.catalog import catalog_for
 from pytest_mlirpipe.lowering.stages import run_stages
@@ -49,6 +51,34 @@ def test_case_matches_torch_eager(mlirpipe, case: Case, pipeline: str) -> None:
         decompositions=case.decompositions,
     )
     assert outcome.verdict == "PASS" and outcome.pipeline == pipeline
+
+
+def _endings() -> list:
+    return [
+        pytest.param(case, pipeline, ending, id=f"{case.name}-{pipeline}")
+        for case in CASES
+        for pipeline, ending in case.ends.items()
+    ]
+
+
+@pytest.mark.parametrize(("case", "pipeline", "ending"), _endings())
+def test_case_that_cannot_pass_ends_in_its_verdict_with_its_message(
+    tmp_path, case: Case, pipeline: str, ending: Ending
+) -> None:
+    # the default isolation, with a short time limit for the cases that never return
+    checker = ModelChecker(cache_dir=None, isolation="fork", timeout=4.0, work_dir=tmp_path)
+    gen = torch.Generator().manual_seed(0)
+    with pytest.raises(ExecutionMismatch) as info:
+        checker.check(case.model(), *case.inputs(gen), pipelines=[pipeline], name=case.name)
+    (outcome,) = info.value.outcomes
+    assert outcome.verdict == ending.verdict
+    assert ending.message in (outcome.error or "")
+    refusal = outcome.refusal
+    assert (None if refusal is None else (refusal.by, refusal.stage)) == ending.refusal
+    if ending.verdict == "TIMEOUT":
+        assert f"case '{case.name}' through pipeline '{pipeline}' (jit): TIMEOUT, no result " in (
+            info.value.format()
+        )
 
 
 def test_onnx_matmul_matches_torch_matmul_through_onnx_linalg_and_refbackend(mlirpipe) -> None:

@@ -133,6 +133,11 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--timeout", "soon"],
+        "mlirpipe run: error: --timeout takes a number of seconds >= 0 (0: none), got 'soon'",
+    ),
+    (
+        "mlirpipe",
         ["sweep", "--ops", "add", "-j", "0", "--out", "out"],
         "mlirpipe sweep: error: --jobs must be at least 1 (got 0)",
     ),
