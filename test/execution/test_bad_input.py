@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 import torch
-from cases import Add
+from cases import Add, PrimsViewOf
 from cli_run import MLIRPIPE
 
 from pytest_mlirpipe.errors import MlirpipeError, UsageError
@@ -49,11 +49,6 @@ def test_a_module_torch_export_cannot_export_says_so(checker) -> None:
     text = info.value.format()
     assert "error: module 'Unexportable' could not be exported by torch.export:" in text
     assert "(in strict mode: " in text and "avoid .tolist()/.numpy()" in text
-
-
-class PrimsViewOf(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.ops.prims.view_of(x) * 2
 
 
 def test_a_prims_op_torch_cannot_functionalize_is_torch_s_refusal_not_a_raw_error(
