@@ -195,7 +195,9 @@ def format_failure(
         lines.append(dump)
     lines.append("reproduce with:")
     program = filecheck_program(path, filecheck_engine)  # what ran, which `FileCheck` may not be
-    repro = _runnable(user_command(step.command, itertools.repeat(program)), program)
+    repro = _runnable(
+        user_command(step.command, itertools.repeat(program)), program, verdict.search_path
+    )
     lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {repro}")
     # FileCheck engines that disagreed, on any RUN line
     lines.extend(f"{path}:{line}: {report}" for line, report in verdict.warnings)
@@ -205,30 +207,41 @@ def format_failure(
     return "\n".join(lines)
 
 
-_BARE_FILECHECK = re.compile(r"(?<![\w/.-])FileCheck(?![\w/.-])")
+# A program named where a command starts: the line's start, after |, &&, || or ;, after `not`.
+_COMMAND_WORD = re.compile(r"((?:^|[|&;])\s*(?:not\s+)*)([A-Za-z_][\w.+-]*)(?![\w/.-])")
 
 
-def _runnable(command: str, program: str) -> str:
-    """A bare `FileCheck` that the suite's shell found on its own PATH (an external shell)
-    but the user's PATH lacks, replaced by the FileCheck that would run (`program`)."""
-    if shutil.which("FileCheck") is not None:
-        return command
-    return _BARE_FILECHECK.sub(lambda _: program, command)
+def _runnable(command: str, program: str, search_path: str = "") -> str:
+    """The command with each bare program that the user's PATH lacks spelled as the path the
+    suite ran: `FileCheck` as the FileCheck that ran (`program`), any other as found on the
+    suite's own PATH (`search_path`, e.g. what its lit config put in config.environment)."""
+
+    def resolved(match: re.Match[str]) -> str:
+        before, name = match.groups()
+        if shutil.which(name) is not None:
+            return match.group(0)
+        found = program if name == "FileCheck" else None
+        if found is None and search_path:
+            found = shutil.which(name, path=search_path)
+        return before + shlex.quote(found) if found else match.group(0)
+
+    return _COMMAND_WORD.sub(resolved, command)
 
 
 def _command_lines(step: RunStep, written: list[str]) -> list[str]:
-    """Each command of the RUN line that failed or wrote to stderr: itself (FileCheck spelled
-    as the RUN line writes it), its exit status, its stderr and a hint."""
+    """Each command of the RUN line that failed or wrote to stdout (not into a pipe) or stderr,
+    as lit shows them: itself (FileCheck spelled as the RUN line writes it), its exit status,
+    its stdout and stderr, and a hint."""
     lines: list[str] = []
     expansion, seen = tool_commands()["FileCheck"], 0
     for result in step.results:
         cmd, before = shlex.join(result.args), seen
         seen += cmd.count(expansion)
-        if result.exit_code == 0 and not result.stderr.strip():
+        if result.exit_code == 0 and not result.stderr.strip() and not result.stdout.strip():
             continue
         lines.append(f"command: {user_command(cmd, written[before:])}")
         lines.append(f"exit status: {result.exit_code}")
-        if result.exit_code != 0 and result.stdout.strip():
+        if result.stdout.strip():
             lines.append("stdout:")
             lines.append(_indent(_tail(result.stdout.rstrip())))
             lines.append("stderr:" if result.stderr.strip() else "stderr: (empty)")

@@ -228,6 +228,7 @@ class FileTestRunner:
             in_process=trace.in_process if trace else 0,
             subprocesses=trace.subprocesses if trace else 0,
             warnings=locate_disagreements(disagreements.value if disagreements else (), steps),
+            search_path=test.config.environment.get("PATH", ""),
         )
 
 

@@ -46,6 +46,7 @@ class FileVerdict:
     subprocesses: int = 0  # pipelines run as processes
     # FileCheck disagreements (mlirpipe_filecheck = both): (RUN line or 0, report)
     warnings: tuple[tuple[int, str], ...] = ()
+    search_path: str = ""  # the PATH the suite's config gave its RUN lines, when it set one
 
 
 _RUN_AT = re.compile(r"^# (?:RUN: at line (\d+)|.*)$")

@@ -1,0 +1,111 @@
+"""Failure reports of `.mlir` files that another repository's lit configuration runs: the
+commands' stdout as lit shows it, hints that are paths, and a reproduce line that runs when
+pasted into the user's shell."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import lit.llvm
+import pytest
+from foreign_repo import build_foreign_repo, native_opt, shadowed_path
+
+from pytest_mlirpipe.cli.main import run
+
+LLVM_FILECHECK = Path("/usr/lib/llvm-22/bin/FileCheck")
+
+
+@pytest.fixture
+def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """The stand-in compiler repository (lit.llvm's llvm_config, lit's internal shell),
+    set up by `mlirpipe init` as its docs say."""
+    monkeypatch.setattr(lit.llvm, "llvm_config", None)
+    monkeypatch.setenv("PATH", shadowed_path(build_foreign_repo(pytester.path)))
+    status = run(["init"], io.StringIO(), io.StringIO(), io.StringIO())
+    assert status == 0
+    return pytester
+
+
+def test_a_failing_run_line_shows_the_stdout_of_its_earlier_command_as_lit_does(repo) -> None:
+    (repo.path / "test" / "printed.mlir").write_text(
+        "// RUN: foo-opt %s && false\nfunc.func @printed() {\n  return\n}\n"
+    )
+    result = repo.runpytest("-p", "no:cacheprovider", "test/printed.mlir")
+    result.assert_outcomes(failed=1)
+    report = result.stdout.str()
+    assert (
+        "exit status: 0\nstdout:\n  module {\n    func.func @printed() {\n      return\n"
+        "    }\n  }\nstderr: (empty)\ncommand: false\nexit status: 1\n"
+    ) in report
+
+
+def test_a_missing_tool_named_by_a_path_gets_a_hint_that_names_that_path(repo) -> None:
+    (repo.path / "test" / "gone.mlir").write_text(
+        "// RUN: %S/../build/bin/gone-opt %s | FileCheck %s\n// CHECK: x\n"
+    )
+    result = repo.runpytest("-p", "no:cacheprovider", "test/gone.mlir")
+    result.assert_outcomes(failed=1)
+    tool = f"{repo.path}/test/../build/bin/gone-opt"
+    report = result.stdout.str()
+    assert (
+        f"  hint: there is no program at '{tool}': build it, or point the suite's "
+        "configuration at the folder that has it (e.g. mlirpipe_tools: "
+        "gone-opt=build/bin/gone-opt)"
+    ) in report
+    assert "build/bin//" not in report
+
+
+# A suite as many compilers write it by hand: its tools folder put on the RUN lines' PATH by
+# the config, a `*-opt` that is a Python wrapper around a native binary, FileCheck beside it.
+PATH_SUITE_CFG = """\
+import os
+import lit.formats
+
+config.name = "PATHSUITE"
+config.test_format = lit.formats.ShTest()
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+tools = os.path.join(os.path.dirname(os.path.dirname(__file__)), "tools")
+config.environment["PATH"] = os.pathsep.join([tools, os.environ["PATH"]])
+"""
+WRAPPER = "#!{python}\nimport os, sys\nos.execv({opt!r}, [{opt!r}, *sys.argv[1:]])\n"
+
+
+@pytest.mark.skipif(not LLVM_FILECHECK.exists(), reason="LLVM's FileCheck is not installed")
+def test_the_reproduce_line_names_the_suite_s_own_tools_so_it_runs_when_pasted(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "test").mkdir()
+    (pytester.path / "test" / "lit.cfg.py").write_text(PATH_SUITE_CFG)
+    (pytester.path / "test" / "broken.mlir").write_text(
+        "// RUN: ext-opt %s | FileCheck %s\n// CHECK: arith.muli\nfunc.func @f() {\n  return\n}\n"
+    )
+    tools = pytester.path / "tools"
+    tools.mkdir()
+    opt = str(native_opt())
+    (tools / "ext-opt").write_text(WRAPPER.format(python=sys.executable, opt=opt))
+    (tools / "ext-opt").chmod(0o755)
+    (tools / "FileCheck").symlink_to(LLVM_FILECHECK)
+    user_path = os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "FileCheck").exists()
+    )
+    pytester._monkeypatch.setenv("PATH", user_path)
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "test")
+    result.assert_outcomes(failed=1)
+    report = result.stdout.str()
+    repro = report.split("reproduce with:\n", 1)[1].splitlines()[0].strip()
+    assert f"{tools}/ext-opt {pytester.path}/test/broken.mlir | " in repro
+    pasted = subprocess.run(
+        ["bash", "-c", repro],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": user_path},
+        check=False,
+    )
+    assert pasted.returncode == 1, pasted.stderr  # FileCheck's no-match, not 127
+    assert "test/broken.mlir:2:" in pasted.stderr and "arith.muli" in pasted.stderr
