@@ -22,6 +22,8 @@ FIX_HINT = (
     "fix the config there, or correct the value it reads in the mlirpipe_lit_site lines of "
     "the pytest ini file (pyproject.toml)"
 )
+# What a config raises when it reads a value only a build's site config sets.
+_SITE_VALUE_ERRORS = ("AttributeError", "NameError", "KeyError")
 # The names lit looks for in a suite's folder before its main config (lit.discovery).
 SITE_CONFIG_NAMES = ("lit.site.cfg.py", "lit.site.cfg")
 # A frame of the traceback lit prints when a config raised.
@@ -50,7 +52,10 @@ class SuiteConfigError(Exception):
             where = f"{os.path.relpath(self.where[0], start)}:{self.where[1]}"
             if os.path.abspath(self.where[0]) != self.config_path:
                 which = f"the suite config {config}"
-        hint = SITE_HINT if self.without_site_config else FIX_HINT
+        hint = FIX_HINT
+        if self.without_site_config:
+            reads_site_values = self.reason.startswith(_SITE_VALUE_ERRORS)
+            hint = SITE_HINT if reads_site_values else "fix the config there"
         own = "\n  hint: " in self.reason  # a message of ours (the site values) has its own
         tail = "" if own else f"\n  hint: {hint}"
         return f"{where}: lit could not load {which}: {self.reason}{tail}"

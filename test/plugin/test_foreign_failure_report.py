@@ -109,3 +109,21 @@ def test_the_reproduce_line_names_the_suite_s_own_tools_so_it_runs_when_pasted(
     )
     assert pasted.returncode == 1, pasted.stderr  # FileCheck's no-match, not 127
     assert "test/broken.mlir:2:" in pasted.stderr and "arith.muli" in pasted.stderr
+
+
+def test_a_config_that_fails_for_its_own_reason_is_not_blamed_on_a_missing_site_config(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "test").mkdir()
+    cfg = PATH_SUITE_CFG.replace("ShTest()", "ShTest(execute_external=True)")
+    (pytester.path / "test" / "lit.cfg.py").write_text(cfg)
+    (pytester.path / "test" / "a.mlir").write_text("// RUN: true\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "test")
+    result.stdout.fnmatch_lines(
+        [
+            "test/lit.cfg.py:5: lit could not load this suite's config: ValueError: "
+            "execute_external=True is deprected as of LLVM-23*",
+            "  hint: fix the config there",
+        ]
+    )
+    assert "lit.site.cfg.py" not in result.stdout.str()
