@@ -153,7 +153,7 @@ def _add_run(sub) -> None:
             default=None,
             metavar="TOL",
             help=f"{what} tolerance against torch, element by element (default: the scaled "
-            "rule against a float64 run, see the README)",
+            "rule against a float64 run, see docs/guides/execution-tests.md)",
         )
     # the options a pytest run of the `mlirpipe` fixture reads from --mlirpipe-* / mlirpipe_*
     add_cli_options(rn, "mode", "threads", "time", "json", "pipelines", "bisect", "timeout")

@@ -198,7 +198,8 @@ class ModelChecker:
         """Run `model` through each pipeline and compare with torch eager (or `reference`).
 
         Without `rtol`/`atol`, floating-point results are judged against a float64 run of the
-        model (compare.Rule.SCALED, see the README); given ones judge element by element.
+        model (compare.Rule.SCALED, see docs/guides/execution-tests.md); given ones judge element
+        by element.
 
         A torch module's import takes `backend_legal_ops` (ops torch-mlir keeps whole, e.g.
         "aten.adaptive_max_pool2d") and `decompositions` (op names; default torch-mlir's

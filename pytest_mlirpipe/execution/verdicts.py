@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .check import Outcome
     from .compare import Comparison
 
-# In the order of the summary's columns; what each means is in the README's sweep section.
+# In the order of the summary's columns; what each means is in docs/guides/sweep.md.
 VERDICTS = ("PASS", "MISMATCH", "NOT-LOWERED", "CRASH", "TORCH", "HARNESS")
 DETAIL_CHARS = 300  # a detail is one line, cut to this length
 

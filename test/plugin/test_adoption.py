@@ -1,5 +1,6 @@
 """Another compiler repo adopting the plugin: a few ini lines naming its own tool, then
-`pytest test/` (and `lit test/` with a two-line lit.cfg.py) — the README's worked example."""
+`pytest test/` (and `lit test/` with a two-line lit.cfg.py) — the worked example of the README
+and docs/guides/adopting.md."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from litrun import lit_verdicts
 
-# The README's example, verbatim in spirit: the repo's `foo-opt` lives in build/bin.
+# The documented example, verbatim in spirit: the repo's `foo-opt` lives in build/bin.
 PYPROJECT = """\
 [tool.pytest.ini_options]
 testpaths = ["test"]

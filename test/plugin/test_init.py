@@ -1,5 +1,6 @@
 """`mlirpipe init` on a stand-in compiler repository, then pytest, pytest -n 2 and lit: the
-README's "Adopting it in an existing compiler repository", command by command."""
+docs' "Adopting it in an existing compiler repository" (docs/guides/adopting.md, and its summary
+in the README), command by command."""
 
 from __future__ import annotations
 
@@ -17,15 +18,19 @@ from litrun import lit_verdicts
 
 from pytest_mlirpipe.cli.main import run
 
-README = Path(__file__).parents[2] / "README.md"
-SECTION = "### Adopting it in an existing compiler repository"
+ROOT = Path(__file__).parents[2]
+GUIDE = ROOT / "docs" / "guides" / "adopting.md"
+SECTION = "## Adopting it in an existing compiler repository"
+README = ROOT / "README.md"
+README_SECTION = "## Using it from another compiler repository"
 # lit's codes as pytest outcomes (junit: a failure, a skip, or neither).
 OUTCOME = {"PASS": "passed", "FAIL": "failed", "UNSUPPORTED": "skipped"}
 
 
-def readme_commands() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index(SECTION) :]
+def documented_commands(page: Path = GUIDE, heading: str = SECTION) -> list[str]:
+    """The first ```sh block after `heading` on `page`, one command a line."""
+    text = page.read_text(encoding="utf-8")
+    section = text[text.index(heading) :]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.strip()]
 
@@ -81,8 +86,9 @@ INIT_SAYS = [
 ]
 
 
-def test_the_readme_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None:
-    commands = readme_commands()
+def test_the_documented_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None:
+    commands = documented_commands()
+    assert documented_commands(README, README_SECTION) == commands  # the README's summary
     assert commands == [
         "pip install path/to/pytest-mlirpipe pytest-xdist lit",
         "mlirpipe init",
@@ -91,7 +97,7 @@ def test_the_readme_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None
         "lit test",
     ]
     # The install line (not run here: this environment has the package) names a clone.
-    clone = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    clone = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert clone["project"]["name"] == commands[0].split()[2].rpartition("/")[2]
     status, said = mlirpipe(*commands[1].split()[1:])
     assert (status, said.splitlines()) == (0, [s.replace("\\*", "*") for s in INIT_SAYS])
@@ -251,6 +257,7 @@ def test_init_outside_a_lit_suite_says_there_is_none(pytester: pytest.Pytester) 
         "  hint: run it at the repository's root; a new suite needs no init (README: "
         '"Using it from another compiler repository")\n'
     )
+    assert f"\n{README_SECTION}\n" in README.read_text(encoding="utf-8")  # the section named
 
 
 def test_a_malformed_site_line_is_reported_at_collection(repo) -> None:
@@ -284,6 +291,8 @@ def test_lit_local_cfg_files_outside_any_suite_are_named_once_as_ignored(repo) -
         ]
     )
     assert result.stdout.str().count("IgnoredLocalConfig:") == 1
+    section = README.read_text(encoding="utf-8").split(f"\n{README_SECTION}\n", 1)[1]
+    assert "```python\nimport os\nfrom pytest_mlirpipe import configure\n" in section  # the one
     strict = repo.runpytest("-p", "no:cacheprovider", "-W", "error", "--ignore=test/python")
     assert strict.ret == pytest.ExitCode.USAGE_ERROR
     strict.stderr.fnmatch_lines(["ERROR: mlirpipe: test/bar/lit.local.cfg, * ignored, as *"])

@@ -209,8 +209,8 @@ passes.register("sleep-3s", "returns after 3 seconds")(
 def test_with_isolation_none_an_in_process_hang_is_not_stopped_but_is_a_timeout(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ):
-    """What --help and the README say: under `none` the limit cannot stop work in the test
-    process; the file is a TIMEOUT once that work ends, as lit, which kills it, says."""
+    """What --help and docs/guides/stage-tests.md say: under `none` the limit cannot stop work in
+    the test process; the file is a TIMEOUT once that work ends, as lit, which kills it, says."""
     (pytester.path / "lit.cfg.py").write_text(LIT_CFG)
     (pytester.path / "slow_passes.py").write_text(SLOW_PASSES)
     monkeypatch.setenv("PYTHONPATH", str(pytester.path))
