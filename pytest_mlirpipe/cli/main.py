@@ -26,6 +26,7 @@ from ..tools.common import (
     write_output,
 )
 from .merge import add_merge
+from .reduce import add_reduce
 
 
 def build_parser() -> ArgumentParser:
@@ -48,6 +49,7 @@ def build_parser() -> ArgumentParser:
         add_merge,
         _add_init,
         _add_update_checks,
+        add_reduce,
     ):
         add(sub)
     for command in sub.choices.values():  # its usage errors start `mlirpipe COMMAND: error:`

@@ -252,19 +252,7 @@ def _pipeline(args) -> Pipeline | None:
     """The --pipeline named, its --print-after stages checked (None for --pass-pipeline, once
     its text is checked)."""
     if not args.pipeline:
-        from ..lowering import passes as python_passes
-        from ..lowering.spec import check_pipeline_text
-
-        # A module of $MLIRPIPE_PASS_MODULES that cannot be imported is not the option's fault.
-        python_passes.all_passes()
-        try:
-            check_pipeline_text(args.pass_pipeline, is_known_pass, known_pass_names)
-        except PipelineSpecError as exc:  # the option's fault, found before any pass runs
-            raise UsageError(
-                [Problem(f"--pass-pipeline: {p.message}", hint=p.hint) for p in exc.problems]
-            ) from None
-        args.pass_pipeline = _anchored(args.pass_pipeline)
-        _check_buildable(args.pass_pipeline)
+        args.pass_pipeline = checked_pass_pipeline(args.pass_pipeline)
         return None
     pipeline = named_pipelines(args.pipelines_dir, [args.pipeline])[0]
     unknown = sorted(set(args.print_after) - {"all"} - set(pipeline.stage_names()))
@@ -282,6 +270,25 @@ def _pipeline(args) -> Pipeline | None:
             ]
         )
     return pipeline
+
+
+def checked_pass_pipeline(text: str) -> str:
+    """A --pass-pipeline, checked (every pass known, the pass manager buildable) and anchored
+    as mlir-opt anchors it; UsageError, before any pass runs, when it is wrong."""
+    from ..lowering import passes as python_passes
+    from ..lowering.spec import check_pipeline_text
+
+    # A module of $MLIRPIPE_PASS_MODULES that cannot be imported is not the option's fault.
+    python_passes.all_passes()
+    try:
+        check_pipeline_text(text, is_known_pass, known_pass_names)
+    except PipelineSpecError as exc:  # the option's fault, found before any pass runs
+        raise UsageError(
+            [Problem(f"--pass-pipeline: {p.message}", hint=p.hint) for p in exc.problems]
+        ) from None
+    anchored = _anchored(text)
+    _check_buildable(anchored)
+    return anchored
 
 
 def _check_buildable(text: str) -> None:

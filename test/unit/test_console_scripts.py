@@ -133,6 +133,27 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe",
+        ["reduce", "add.mlir"],
+        "mlirpipe reduce: error: one of the arguments --pipeline --pass-pipeline --run-line "
+        "is required",
+    ),
+    (
+        "mlirpipe",
+        ["reduce", "add.mlir", "--pipeline", "refbackend", "--budget", "0"],
+        "mlirpipe reduce: error: --budget must be a number of seconds > 0 (got 0)",
+    ),
+    (
+        "mlirpipe",
+        ["reduce", "add.mlir", "--pass-pipeline", "canonicalize", "--stop-after", "bufferize"],
+        "mlirpipe reduce: error: --stop-after and --start-after need --pipeline",
+    ),
+    (
+        "mlirpipe",
+        ["reduce", "add.mlir", "--run-line", "1"],
+        "mlirpipe reduce: add.mlir: error: no RUN line at line 1 ran (RUN lines that ran: none)",
+    ),
+    (
+        "mlirpipe",
         ["run", "absent.py::M", "--inputs", "2xf32", "--timeout", "soon"],
         "mlirpipe run: error: --timeout takes a number of seconds >= 0 (0: none), got 'soon'",
     ),

@@ -1,0 +1,161 @@
+"""`mlirpipe reduce`: a planted failure, a crash and a RUN line's FileCheck failure in a
+30-op function, each brought down to a few ops that fail the same way."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_mlirpipe.cli.main import run
+from pytest_mlirpipe.lowering.reduce import count_ops
+
+FORBID_EXP = "builtin.module(canonicalize,mlirpipe-forbid-ops{ops=math.exp})"
+
+
+def thirty_ops(special: str = "math.exp") -> str:
+    """@f: a chain of 28 elementwise ops with one `special` op at the 18th, and @g beside it."""
+    lines = ["func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {"]
+    previous = "%a"
+    for i in range(28):
+        op = special if i == 17 else ("arith.addf", "arith.mulf", "arith.subf", "math.tanh")[i % 4]
+        operands = previous if op.startswith("math.") else f"{previous}, %b"
+        lines.append(f"  %v{i} = {op} {operands} : tensor<4xf32>")
+        previous = f"%v{i}"
+    lines += [f"  return {previous} : tensor<4xf32>", "}"]
+    lines += [
+        "func.func @g(%x: f32) -> f32 {",
+        "  %0 = arith.addf %x, %x : f32",
+        "  return %0 : f32",
+    ]
+    return "\n".join([*lines, "}", ""])
+
+
+def mlirpipe(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = run(list(argv), io.StringIO(), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_a_failing_pass_is_reduced_to_the_op_it_fails_on_with_the_same_message(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "big.mlir").write_text(thirty_ops())
+    small = tmp_path / "small.mlir"
+    status, out, err = mlirpipe(
+        "reduce", str(tmp_path / "big.mlir"), "--pass-pipeline", FORBID_EXP, "-o", str(small)
+    )
+    assert (status, out) == (0, "")
+    assert err.startswith(
+        "reduce: keeping the failure: stage 'pass-pipeline' fails in mlirpipe-forbid-ops: "
+        "'math.exp' is forbidden here by mlirpipe-forbid-ops\n"
+    )
+    assert count_ops(thirty_ops()) == 31 and count_ops(small.read_text()) <= 6
+    assert "math.exp" in small.read_text() and "@g" not in small.read_text()
+    assert err.splitlines()[-1].startswith("reduce: 31 ops -> 2 ops (15.5x smaller) in ")
+
+
+ABORT_ON_EXP = """\
+import os
+
+from pytest_mlirpipe.lowering import passes
+
+
+@passes.register("abort-on-exp", "aborts when a math.exp is left (a planted crash)")
+def abort_on_exp(options):
+    def run(op, pass_):
+        from pytest_mlirpipe.lowering.op_query import all_ops
+
+        if any(inner.name == "math.exp" for inner in all_ops(op)):
+            os.abort()
+
+    return run
+"""
+
+
+def test_a_crash_is_reduced_keeping_the_crash_of_the_same_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "abort_on_exp.py").write_text(ABORT_ON_EXP)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("MLIRPIPE_PASS_MODULES", "abort_on_exp")
+    (tmp_path / "big.mlir").write_text(thirty_ops())
+    pipeline = "builtin.module(canonicalize,abort-on-exp)"
+    status, out, err = mlirpipe("reduce", str(tmp_path / "big.mlir"), "--pass-pipeline", pipeline)
+    assert status == 0
+    assert err.startswith(
+        "reduce: keeping the failure: stage 'pass-pipeline' ends: killed by SIGABRT"
+    )
+    assert "math.exp" in out and count_ops(out) <= 6
+    assert "Traceback" not in err
+
+
+def test_a_run_line_s_filecheck_failure_keeps_what_the_checks_before_it_need(
+    tmp_path: Path,
+) -> None:
+    checks = (
+        '// RUN: mlirpipe-opt %s --pass-pipeline="builtin.module(canonicalize)" | FileCheck %s\n'
+        "// CHECK-LABEL: func.func @f\n// CHECK: arith.mulf\n// CHECK: math.log\n"
+    )
+    (tmp_path / "checked.mlir").write_text(checks + thirty_ops("math.tanh"))
+    status, out, err = mlirpipe("reduce", str(tmp_path / "checked.mlir"), "--run-line", "1")
+    assert status == 0, err
+    assert err.startswith(
+        "reduce: keeping the failure: FileCheck of RUN line 1 fails at checked.mlir:4: "
+    )
+    assert "func.func @f" in out and "arith.mulf" in out and count_ops(out) <= 6
+    assert (tmp_path / "checked.mlir").read_text().startswith(checks)  # the test is untouched
+
+
+def test_a_module_that_does_not_fail_is_not_reduced(tmp_path: Path) -> None:
+    (tmp_path / "fine.mlir").write_text(thirty_ops("math.tanh"))
+    status, out, err = mlirpipe(
+        "reduce", str(tmp_path / "fine.mlir"), "--pass-pipeline", FORBID_EXP
+    )
+    assert (status, out) == (1, "")
+    assert err == (
+        f"error: {tmp_path}/fine.mlir: its module does not fail through the pipeline: "
+        "nothing to reduce\n  hint: reduce a module that fails: `mlirpipe-opt FILE "
+        "--pass-pipeline TEXT` (or --pipeline P) shows how it does\n"
+    )
+
+
+def test_a_run_line_that_is_not_a_tool_piped_into_filecheck_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "t.mlir").write_text("// RUN: true\n" + thirty_ops())
+    status, _, err = mlirpipe("reduce", str(tmp_path / "t.mlir"), "--run-line", "1")
+    assert status == 2
+    assert err.splitlines()[0] == (
+        f"mlirpipe reduce: {tmp_path}/t.mlir:1: error: RUN line 1 is not of the form "
+        "`TOOL ... | FileCheck ...`"
+    )
+
+
+def test_nothing_is_left_in_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    (tmp_path / "checked.mlir").write_text(
+        '// RUN: mlirpipe-opt %s --pass-pipeline="builtin.module(cse)" | FileCheck %s\n'
+        "// CHECK: math.log\n" + thirty_ops()
+    )
+    status, _, err = mlirpipe("reduce", str(tmp_path / "checked.mlir"), "--run-line", "1")
+    assert status == 0, err
+    assert list(scratch.iterdir()) == []
+    assert sys.modules.get("pytest_mlirpipe.filetests.reduce_line") is not None
+
+
+def test_a_run_line_whose_checks_pass_is_not_reduced(tmp_path: Path) -> None:
+    (tmp_path / "ok.mlir").write_text(
+        "// RUN: mlirpipe-opt %s --pass-pipeline=builtin.module(cse) | FileCheck %s\n"
+        "// CHECK: math.exp\n" + thirty_ops()
+    )
+    status, out, err = mlirpipe("reduce", str(tmp_path / "ok.mlir"), "--run-line", "1")
+    assert (status, out) == (1, "")
+    assert err == (
+        f"error: {tmp_path}/ok.mlir: RUN line 1's FileCheck does not fail on its module: "
+        "nothing to reduce\n  hint: the tool before FileCheck must succeed and FileCheck "
+        "fail; `pytest FILE` or `lit FILE` shows how the line fails\n"
+    )
