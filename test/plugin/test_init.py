@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
@@ -164,6 +165,58 @@ mlirpipe_lit_site = [
     "enable_bar = True",
 ]
 """
+
+
+def test_the_site_config_is_no_test_where_the_suite_runs_py_files(repo) -> None:
+    cfg = repo.path / "test" / "lit.cfg.py"
+    text = cfg.read_text().replace('{".mlir"}', '{".mlir", ".py"}')
+    cfg.write_text(text.replace(', "lit.site.cfg.py"]', "]"))  # as a config of a source tree
+    mlirpipe("init")
+    codes, output = lit_verdicts(repo.path, "test")
+    assert "lit.site.cfg.py" not in codes and codes["broken.mlir"] == "FAIL", output
+    result = repo.runpytest("-p", "no:cacheprovider", "--collect-only", "-q", "test")
+    assert "lit.site.cfg.py" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["test/broken.mlir::broken.mlir"])
+
+
+# lit started without pytest_mlirpipe importable, as where only lit is installed.
+LIT_WITHOUT_PLUGIN = """\
+import sys
+
+
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "pytest_mlirpipe":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, Hide())
+from lit.main import main
+
+main()
+"""
+
+
+def test_lit_without_the_plugin_says_once_why_the_site_values_are_missing(repo) -> None:
+    mlirpipe("init")
+    ran = subprocess.run(
+        [sys.executable, "-c", LIT_WITHOUT_PLUGIN, "test"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    site = repo.path / "test" / "lit.site.cfg.py"
+    lines = (ran.stdout + ran.stderr).splitlines()
+    assert sum("note:" in line for line in lines) == 1
+    assert lines[0] == (
+        f"-c: {site}:10: note: No module named 'pytest_mlirpipe': the mlirpipe_lit_site values"
+        " of pyproject.toml are not set, so lit.cfg.py sees only what lit sets; install"
+        " pytest-mlirpipe in the Python that runs lit to have them"
+    )
+    # Then lit's own error: the config reads a value only the site lines give.
+    assert "AttributeError: 'TestingConfig' object has no attribute 'foo_obj_root'" in lines
+    assert ran.returncode != 0
 
 
 def test_init_writes_no_path_of_this_machine(repo) -> None:
