@@ -86,6 +86,11 @@ def _python_wrapper(path: Path) -> bool:
     return first.startswith(b"#!") and b"python" in first
 
 
+# A feature of the build (enable_jit, have_zlib): guessed off, as a test that needs it would fail
+# where the build lacks it; the user turns on what the build has.
+FEATURE = r"^(enable|have|has)_"
+FEATURE_OFF = "a feature: guessed off, see below"
+
 # Guesses by name, first match wins: (pattern, guess(found) -> (value, why)).
 Guess = Callable[[Found], tuple[str, str]]
 
@@ -124,7 +129,7 @@ GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
             "the Python that runs lit or pytest: set when the suite loads, not written",
         ),
     ),
-    (re.compile(r"^(enable|have|has)_"), lambda f: ("True", "features on")),
+    (re.compile(FEATURE), lambda f: ("False", FEATURE_OFF)),
     (re.compile(r"_shlib_ext$"), lambda f: (".so", "this platform's")),
     (re.compile(r"^host_os$"), lambda f: (platform.system(), "this machine")),
 )
@@ -174,7 +179,10 @@ def init(start: Path, out: TextIO) -> int:
                 lines[need.name] = f"{need.name} = {value}"  # the machine's are found at load
         _write_site(root, suite, needs, out, _config_path(root).name)
     ini, added = _write_ini(root, found, list(lines.values()), out)
-    unset = _unset(root, lines)
+    values = _values(root, lines)
+    off = [n for n, v in values.items() if re.search(FEATURE, n) and v == "False"]
+    _say_features_off(off, ini, out)
+    unset = [name for name, value in values.items() if not value]
     todo = [] if added else [f"add the lines above to {ini}"]
     todo += [f"give {', '.join(unset)} a value in {SITE_KEY} ({ini})"] if unset else []
     if todo:
@@ -184,12 +192,20 @@ def init(start: Path, out: TextIO) -> int:
     return 0
 
 
-def _unset(root: Path, lines: dict[str, str]) -> list[str]:
-    """The names without a value: in the ini when it gives one (the user's), else the guess."""
+def _say_features_off(names: list[str], ini: str, out: TextIO) -> None:
+    if names:
+        out.write(
+            f"{SAY}features guessed off: {', '.join(names)}; the tests that need them do not"
+            f" run until you turn on those your build has: NAME = True in {SITE_KEY} ({ini})\n"
+        )
+
+
+def _values(root: Path, lines: dict[str, str]) -> dict[str, str]:
+    """Each name's value: in the ini when it gives one (the user's), else the guess."""
     given = (ini_values(root) or ({}, None))[0].get(SITE_KEY, [])
     values = {n: line.partition("=")[2].strip() for n, line in lines.items()}
     values |= {k.strip(): v.strip() for k, _, v in (g.partition("=") for g in given)}
-    return [name for name in lines if not values[name]]
+    return {name: values[name] for name in lines}
 
 
 def _configs_of(suite: Path, found: Found) -> list[Path]:

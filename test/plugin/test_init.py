@@ -70,16 +70,28 @@ INIT_SAYS = [
     " where foo-opt is)",
     f"mlirpipe init: config.python_executable = {sys.executable}  (test/lit.cfg.py:20 reads"
     " it; the Python that runs lit or pytest: set when the suite loads, not written)",
-    "mlirpipe init: config.enable_bindings_python = True  (test/lit.cfg.py:23 reads it;"
-    " features on)",
-    "mlirpipe init: config.enable_bar = True  (test/bar/lit.local.cfg:1 reads it; features on)",
+    "mlirpipe init: config.enable_bindings_python = False  (test/lit.cfg.py:23 reads it;"
+    " a feature: guessed off, see below)",
+    "mlirpipe init: config.enable_bar = False  (test/bar/lit.local.cfg:1 reads it; a feature:"
+    " guessed off, see below)",
     "mlirpipe init: test/lit.cfg.py:10 uses llvm_config: the site config runs"
     " lit.llvm.initialize first, with lit's internal shell (lit 23's only one)",
     "mlirpipe init: wrote test/lit.site.cfg.py (sets the values above, then loads test/lit.cfg.py)",
     "mlirpipe init: wrote [tool.pytest.ini_options] to pyproject.toml: correct any guess in"
     " mlirpipe_lit_site there",
+    "mlirpipe init: features guessed off: enable_bindings_python, enable_bar; the tests that"
+    " need them do not run until you turn on those your build has: NAME = True in"
+    " mlirpipe_lit_site (pyproject.toml)",
     "mlirpipe init: now run: pytest, pytest -n 2, lit test",
 ]
+
+
+def features_off(ini: str) -> str:
+    return INIT_SAYS[-2].replace("(pyproject.toml)", f"({ini})")
+
+
+def turn_features_on(ini: Path) -> None:
+    ini.write_text(ini.read_text().replace(" = False", " = True"))
 
 
 def test_the_readme_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None:
@@ -96,6 +108,7 @@ def test_the_readme_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None
     assert clone["project"]["name"] == commands[0].split()[2].rpartition("/")[2]
     status, said = mlirpipe(*commands[1].split()[1:])
     assert (status, said.splitlines()) == (0, [s.replace("\\*", "*") for s in INIT_SAYS])
+    turn_features_on(repo.path / "pyproject.toml")  # the stand-in's build has both
     serial = repo.runpytest("-p", "no:cacheprovider", "--junitxml=serial.xml")
     parallel = repo.runpytest_subprocess(*commands[3].split()[1:], "--junitxml=xdist.xml")
     codes, output = lit_verdicts(repo.path, *commands[4].split()[1:])
@@ -161,8 +174,8 @@ mlirpipe_lit_site = [
     "foo_obj_root = build",
     "llvm_tools_dir = build/llvm/bin",
     "foo_tools_dir = build/bin",
-    "enable_bindings_python = True",
-    "enable_bar = True",
+    "enable_bindings_python = False",
+    "enable_bar = False",
 ]
 """
 
@@ -258,9 +271,10 @@ def test_init_twice_overwrites_nothing_and_asks_for_nothing(repo) -> None:
         "mlirpipe init: test/lit.site.cfg.py exists: left as it is (remove it to have it"
         " written again)" in lines
     )
-    assert lines[-2:] == [
+    assert lines[-3:] == [
         "mlirpipe init: pyproject.toml already has [tool.pytest.ini_options], with a"
         " mlirpipe_lit_site value for each name: left as it is",
+        INIT_SAYS[-2],
         "mlirpipe init: now run: pytest, pytest -n 2, lit test",
     ]
     assert (repo.path / "test" / "lit.site.cfg.py").read_text() == site
@@ -270,7 +284,7 @@ def test_init_twice_overwrites_nothing_and_asks_for_nothing(repo) -> None:
 def test_init_again_keeps_corrected_values_and_asks_only_for_missing_lines(repo) -> None:
     mlirpipe("init")
     ini = repo.path / "pyproject.toml"
-    corrected = PYPROJECT.replace("enable_bar = True", "enable_bar = False")
+    corrected = PYPROJECT.replace("enable_bar = False", "enable_bar = True")
     ini.write_text(corrected.replace('    "foo_tools_dir = build/bin",\n', ""))
     status, said = mlirpipe("init")
     assert status == 1
@@ -278,10 +292,13 @@ def test_init_again_keeps_corrected_values_and_asks_only_for_missing_lines(repo)
         "mlirpipe init: pyproject.toml already has [tool.pytest.ini_options]: left as it is; add"
         " these lines to its mlirpipe_lit_site list:\n"
         '    "foo_tools_dir = build/bin",\n'
+        "mlirpipe init: features guessed off: enable_bindings_python; the tests that need them"
+        " do not run until you turn on those your build has: NAME = True in mlirpipe_lit_site"
+        " (pyproject.toml)\n"
         "mlirpipe init: then, before running pytest or lit: add the lines above to"
         " pyproject.toml\n"
     )
-    assert "enable_bar = False" in ini.read_text()
+    assert "enable_bar = True" in ini.read_text()
 
 
 def test_init_adds_its_table_to_an_existing_pyproject(repo) -> None:
@@ -309,7 +326,7 @@ def test_init_outside_a_lit_suite_says_there_is_none(pytester: pytest.Pytester) 
 def test_a_malformed_site_line_is_reported_at_collection(repo) -> None:
     mlirpipe("init")
     ini = repo.path / "pyproject.toml"
-    ini.write_text(ini.read_text().replace('"enable_bar = True"', '"enable_bar"'))
+    ini.write_text(ini.read_text().replace('"enable_bar = False"', '"enable_bar"'))
     result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
     result.stdout.fnmatch_lines(
         [
@@ -347,8 +364,8 @@ mlirpipe_lit_site =
     foo_obj_root = build
     llvm_tools_dir = build/llvm/bin
     foo_tools_dir = build/bin
-    enable_bindings_python = True
-    enable_bar = True
+    enable_bindings_python = False
+    enable_bar = False
 """
 
 
@@ -408,7 +425,7 @@ def test_an_ini_edit_that_configparser_would_not_read_writes_nothing(repo) -> No
         "mlirpipe init: setup.cfg left as it is: with the lines added it would not parse"
         " (configparser: option 'testpaths' in section 'tool:pytest' already exists); add"
         " these lines to its [tool:pytest]:\n"
-        f"testpaths = test\n{SITE_INI}"
+        f"testpaths = test\n{SITE_INI}{features_off('setup.cfg')}\n"
         "mlirpipe init: then, before running pytest or lit: add the lines above to setup.cfg\n"
     ) in said
     assert (repo.path / "setup.cfg").read_text() == cfg
@@ -500,7 +517,7 @@ def test_a_pyproject_edit_that_would_not_parse_writes_nothing_and_says_why(repo)
         "mlirpipe init: pyproject.toml left as it is: with the keys added it would not parse"
         " as TOML (Cannot declare ('tool', 'pytest', 'ini_options') twice (at line 3, column"
         " 25)); add these lines to its [tool.pytest.ini_options]:\n"
-        f'testpaths = ["test"]\n{SITE_TOML}'
+        f'testpaths = ["test"]\n{SITE_TOML}{features_off("pyproject.toml")}\n'
         "mlirpipe init: then, before running pytest or lit: add the lines above to"
         " pyproject.toml\n"
     ) in said

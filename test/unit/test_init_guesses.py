@@ -82,7 +82,7 @@ def test_setattr_counts_as_setting() -> None:
             ("", "no LLVM FileCheck found: set it to the folder of FileCheck, not and count"),
         ),
         ("foo_src_root", NOTHING, (".", "the repository")),
-        ("have_zlib", NOTHING, ("True", "features on")),
+        ("have_zlib", NOTHING, ("False", "a feature: guessed off, see below")),
         ("llvm_shlib_ext", NOTHING, (".so", "this platform's")),
         ("frobnicate_level", NOTHING, ("", "no guess: set it")),
     ],
