@@ -188,8 +188,23 @@ def init(start: Path, out: TextIO) -> int:
     if todo:
         out.write(f"{SAY}then, before running pytest or lit: {'; '.join(todo)}\n")
         return 1
-    out.write(f"{SAY}now run: pytest, pytest -n 2, lit {' '.join(map(str, found.suites))}\n")
+    out.write(f"{SAY}now run: {_run_line(root, found.suites, ini)}\n")
     return 0
+
+
+def _run_line(root: Path, suites: tuple[Path, ...], ini: str) -> str:
+    """The commands that run the suites: plain `pytest` only when the ini's testpaths are the
+    suites (else it would run other tests, or not these)."""
+    named = " ".join(map(str, suites))
+    given = (ini_values(root) or ({}, None))[0].get("testpaths", [])
+    paths = [w for line in given for w in line.split()]
+    if {os.path.normpath(p) for p in paths} == {os.path.normpath(s) for s in suites}:
+        return f"pytest, pytest -n 2, lit {named}"
+    if paths:
+        why = f"plain pytest runs the testpaths of {ini}: {' '.join(paths)}"
+    else:
+        why = f"{ini} sets no testpaths: plain pytest would collect every test file here"
+    return f"pytest {named}, pytest -n 2 {named}, lit {named} ({why})"
 
 
 def _say_features_off(names: list[str], ini: str, out: TextIO) -> None:

@@ -494,6 +494,21 @@ def test_init_adds_its_keys_to_an_existing_table_keeping_comments_and_the_users_
     assert tomllib.loads(ini.read_text())["tool"]["pytest"]["ini_options"]["testpaths"] == [
         "test/foo"
     ]
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: now run: pytest test, pytest -n 2 test, lit test (plain pytest runs the"
+        " testpaths of pyproject.toml: test/foo)"
+    )
+
+
+def test_without_testpaths_init_names_the_suites_in_the_commands_it_suggests(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text(PYPROJECT.replace('testpaths = ["test"]\n', ""))
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: now run: pytest test, pytest -n 2 test, lit test (pyproject.toml sets no"
+        " testpaths: plain pytest would collect every test file here)"
+    )
 
 
 def test_init_adds_its_keys_where_a_dotted_key_declares_the_table(repo) -> None:
