@@ -145,11 +145,16 @@ def guess(name: str, found: Found) -> tuple[str, str]:
 
 def repository_root(start: Path) -> Path:
     """Where init works from `start`: the folder of the ini file pytest would read (its own
-    search), else the git checkout's top, else `start`."""
+    search) when that file has pytest settings, else the git checkout's top, else the folder
+    of the pyproject.toml pytest would fall back to (a subfolder's package, often), else
+    `start`."""
+    from _pytest.config.findpaths import CONFIG_LOADERS_BY_NAME
+
     inipath = _pytest_ini(start)
-    if inipath is not None:
+    if inipath is not None and CONFIG_LOADERS_BY_NAME[inipath.name](inipath) is not None:
         return inipath.parent
-    return next((f for f in (start, *start.parents) if (f / ".git").exists()), start)
+    git = next((f for f in (start, *start.parents) if (f / ".git").exists()), None)
+    return git or (inipath.parent if inipath is not None else start)
 
 
 def init(start: Path, out: TextIO) -> int:

@@ -443,6 +443,22 @@ def test_init_from_a_subfolder_works_at_the_repositorys_root(repo, monkeypatch) 
     assert (repo.path / "test" / "lit.site.cfg.py").exists()
 
 
+def test_a_subfolders_pyproject_without_pytest_settings_does_not_stop_the_root_search(
+    repo, monkeypatch
+) -> None:
+    (repo.path / ".git").mkdir()
+    package = repo.path / "test" / "python" / "pyproject.toml"
+    package.write_text('[project]\nname = "foo-bindings"\n')
+    monkeypatch.chdir(package.parent)
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[0] == (
+        f"mlirpipe init: working in {repo.path} (the repository's root, where pytest runs)"
+    )
+    assert (repo.path / "pyproject.toml").read_text() == PYPROJECT
+    assert package.read_text() == '[project]\nname = "foo-bindings"\n'
+
+
 def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -> None:
     (repo.path / "build" / "bin" / "foo-opt").unlink()
     status, said = mlirpipe("init")
