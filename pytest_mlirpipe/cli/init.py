@@ -310,7 +310,7 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     the file the values are to live in, and whether they are there."""
     path = _config_path(root)
     name = str(path.relative_to(root) if path.is_relative_to(root) else path)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept
     toml = path.suffix == ".toml"
     table = pytest_table(path.name, text) if toml else ()
     if path.name == PYPROJECT:
@@ -325,11 +325,9 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     keys = {"testpaths": [str(s) for s in found.suites], SITE_KEY: lines}
     try:
         if toml:
-            edit = toml_edit(text, keys, table)
-        elif path.name in SECTIONS:
+            edit = toml_edit(text, keys, table, path.name)
+        else:  # each ini file pytest reads by name is in SECTIONS
             edit = ini_edit(text, SECTIONS[path.name], keys, path.name)
-        else:
-            raise EditRefused("init does not edit this kind of file")
     except EditRefused as why:
         out.write(f"{SAY}{name} left as it is: {why}; add these lines to its {place}:\n")
         added = [k for k in keys if k == SITE_KEY or not _has(root, k)]

@@ -527,6 +527,30 @@ def test_without_testpaths_init_names_the_suites_in_the_commands_it_suggests(rep
     )
 
 
+TOX = "[tox]\nenvlist = py311\n\n[pytest]\naddopts = -q\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        (
+            "pyproject.toml",
+            TEAM.format(header="[tool.pytest.ini_options]"),
+            TEAM.format(header="[tool.pytest.ini_options]").replace(
+                '["test/foo"]\n', f'["test/foo"]\n{SITE_TOML}'
+            ),
+        ),
+        ("tox.ini", TOX, TOX.replace("[pytest]\n", f"[pytest]\ntestpaths = test\n{SITE_INI}")),
+    ],
+)
+def test_a_file_with_crlf_line_endings_keeps_them(repo, name, text, expected) -> None:
+    ini = repo.path / name
+    ini.write_bytes(text.replace("\n", "\r\n").encode())
+    status, _ = mlirpipe("init")
+    assert status == 0
+    assert ini.read_bytes().decode() == expected.replace("\n", "\r\n")
+
+
 def test_init_adds_its_keys_where_a_dotted_key_declares_the_table(repo) -> None:
     ini = repo.path / "pyproject.toml"
     ini.write_text('[tool.pytest]\nini_options.addopts = "-q"\n')
@@ -546,8 +570,8 @@ def test_a_pyproject_edit_that_would_not_parse_writes_nothing_and_says_why(repo)
     assert status == 1
     assert (
         "mlirpipe init: pyproject.toml left as it is: with the keys added it would not parse"
-        " as TOML (Cannot declare ('tool', 'pytest', 'ini_options') twice (at line 3, column"
-        " 25)); add these lines to its [tool.pytest.ini_options]:\n"
+        " as TOML (Cannot declare ('tool', 'pytest', 'ini_options') twice, because of"
+        " pyproject.toml:1); add these lines to its [tool.pytest.ini_options]:\n"
         f'testpaths = ["test"]\n{SITE_TOML}{features_off("pyproject.toml")}\n'
         "mlirpipe init: then, before running pytest or lit: add the lines above to"
         " pyproject.toml\n"
