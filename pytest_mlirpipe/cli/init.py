@@ -6,6 +6,7 @@ import os
 import platform
 import re
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from ..filetests.config import ini_values
 from ..filetests.needs import ConfigNeeds, read_needs
 from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, site_file_text
 from ..tools.filecheck import find_llvm_filecheck
-from .ini_edit import EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
+from .ini_edit import Edit, EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
 
 PYPROJECT = "pyproject.toml"
 INI_TABLE = "[tool.pytest.ini_options]"
@@ -148,10 +149,8 @@ def repository_root(start: Path) -> Path:
     search) when that file has pytest settings, else the git checkout's top, else the folder
     of the pyproject.toml pytest would fall back to (a subfolder's package, often), else
     `start`."""
-    from _pytest.config.findpaths import CONFIG_LOADERS_BY_NAME
-
     inipath = _pytest_ini(start)
-    if inipath is not None and CONFIG_LOADERS_BY_NAME[inipath.name](inipath) is not None:
+    if inipath is not None and _pytest_loads(inipath) is not None:
         return inipath.parent
     git = next((f for f in (start, *start.parents) if (f / ".git").exists()), None)
     return git or (inipath.parent if inipath is not None else start)
@@ -281,10 +280,11 @@ def ini_block(suites: tuple[Path, ...], lines: list[str], testpaths: bool = True
 def _pytest_ini(root: Path) -> Path | None:
     """The ini file pytest reads at `root` (pytest's own search), if any."""
     from _pytest.config.findpaths import locate_config
+    from _pytest.outcomes import OutcomeException
 
     try:
         return locate_config(root, [root])[1]
-    except Exception:  # an ini pytest cannot read: pytest says why when it runs
+    except (Exception, OutcomeException):  # one pytest cannot read: the edit says why
         return None
 
 
@@ -328,6 +328,7 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
             edit = toml_edit(text, keys, table, path.name)
         else:  # each ini file pytest reads by name is in SECTIONS
             edit = ini_edit(text, SECTIONS[path.name], keys, path.name)
+        _check_with_pytest(path, edit)
     except EditRefused as why:
         out.write(f"{SAY}{name} left as it is: {why}; add these lines to its {place}:\n")
         added = [k for k in keys if k == SITE_KEY or not _has(root, k)]
@@ -345,6 +346,40 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     return name, True
 
 
+def _check_with_pytest(path: Path, edit: Edit) -> None:
+    """pytest reads the config file `path` as it is (when it is there) and as edited, with the
+    keys added: what its own loader says, not only the file format's."""
+    if path.exists():
+        try:
+            _pytest_loads(path)
+        except EditRefused as why:
+            raise EditRefused(f"pytest does not read it ({why}): fix it first") from None
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / path.name
+        copy.write_bytes(edit.text.encode("utf-8"))
+        try:
+            got = _pytest_loads(copy) or {}
+        except EditRefused as why:
+            said = str(why).replace(str(copy), path.name)
+            raise EditRefused(f"with the keys added pytest would not read it ({said})") from None
+    lost = [key for key in edit.added if key not in got]
+    if lost:
+        raise EditRefused(f"pytest would not read {', '.join(lost)} there")
+
+
+def _pytest_loads(path: Path) -> dict | None:
+    """pytest's reading of the config file `path` (None: no pytest settings in it); raises
+    EditRefused with pytest's own message where pytest stops on it."""
+    from _pytest.config.findpaths import CONFIG_LOADERS_BY_NAME
+    from _pytest.outcomes import OutcomeException
+
+    try:
+        return CONFIG_LOADERS_BY_NAME[path.name](path)
+    except (Exception, OutcomeException) as error:  # UsageError; fail() for setup.cfg's [pytest]
+        said = " ".join(str(getattr(error, "msg", None) or error).split())
+        raise EditRefused(said.rstrip(".")) from None
+
+
 def _config_path(root: Path) -> Path:
     """The config file init edits: the one pytest reads at `root`, else pyproject.toml."""
     return _pytest_ini(root) or _unreadable_config(root) or root / PYPROJECT
@@ -360,9 +395,9 @@ def _unreadable_config(root: Path) -> Path | None:
             if not path.is_file():
                 continue
             try:
-                if CONFIG_LOADERS_BY_NAME[path.name](path) is not None:
+                if _pytest_loads(path) is not None:
                     return None
-            except Exception:  # pytest's UsageError, naming the file and line
+            except EditRefused:  # pytest's error, naming the file and line
                 return path
     return None
 

@@ -16,6 +16,8 @@ import pytest
 from foreign_repo import VERDICTS, build_foreign_repo, shadowed_path
 from litrun import lit_verdicts
 
+from pytest_mlirpipe.cli.ini_edit import Edit, EditRefused
+from pytest_mlirpipe.cli.init import _check_with_pytest
 from pytest_mlirpipe.cli.main import run
 
 README = Path(__file__).parents[2] / "README.md"
@@ -648,3 +650,33 @@ def test_a_pytest_ini_that_does_not_parse_is_named_and_nothing_is_written(repo) 
     ) in said
     assert (repo.path / "pytest.ini").read_text() == "[pytest]\n  -q\n"
     assert not (repo.path / "pyproject.toml").exists()
+
+
+def test_a_setup_cfg_pytest_stops_on_is_named_with_pytests_reason_and_left_as_it_is(repo) -> None:
+    (repo.path / "setup.cfg").write_text("[pytest]\naddopts = -q\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: setup.cfg left as it is: pytest does not read it ([pytest] section in"
+        " setup.cfg files is no longer supported, change to [tool:pytest] instead): fix it"
+        " first; add these lines to its [tool:pytest]:\n"
+        f"testpaths = test\n{SITE_INI}"
+    ) in said
+    assert (repo.path / "setup.cfg").read_text() == "[pytest]\naddopts = -q\n"
+    assert not (repo.path / "pyproject.toml").exists()
+
+
+def test_an_edit_pytest_would_not_read_is_refused_with_pytests_reason(tmp_path) -> None:
+    edit = Edit("[pytest]\n  -q\n", ("testpaths",), ())
+    with pytest.raises(EditRefused) as refused:
+        _check_with_pytest(tmp_path / "pytest.ini", edit)
+    assert str(refused.value) == (
+        "with the keys added pytest would not read it (pytest.ini:2: unexpected value continuation)"
+    )
+
+
+def test_an_edit_whose_keys_pytest_would_not_see_is_refused(tmp_path) -> None:
+    edit = Edit("[pytest]\naddopts = -q\n", ("testpaths", "mlirpipe_lit_site"), ())
+    with pytest.raises(EditRefused) as refused:
+        _check_with_pytest(tmp_path / "tox.ini", edit)
+    assert str(refused.value) == "pytest would not read testpaths, mlirpipe_lit_site there"
