@@ -54,7 +54,7 @@ def toml_edit(
     try:
         before = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise EditRefused(f"it is not valid TOML ({error}): fix it first") from None
+        raise EditRefused(f"it is not valid TOML ({_located(error, name)}): fix it first") from None
     had = _dig(before, table)
     if had is None:
         added = tuple(keys)
@@ -83,6 +83,12 @@ def toml_edit(
         why += f", because of {name}:{at}" if at else ""
         raise EditRefused(f"with the keys added it would not parse as TOML ({why})") from None
     return Edit(new, added, kept, had is None)
+
+
+def _located(error: tomllib.TOMLDecodeError, name: str) -> str:
+    """tomllib's message as NAME:LINE:COLUMN: WHAT, when it gives the place."""
+    found = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", str(error), re.S)
+    return f"{name}:{found[2]}:{found[3]}: {found[1]}" if found else str(error)
 
 
 def _conflict_line(text: str, table: str) -> int | None:

@@ -680,3 +680,15 @@ def test_an_edit_whose_keys_pytest_would_not_see_is_refused(tmp_path) -> None:
     with pytest.raises(EditRefused) as refused:
         _check_with_pytest(tmp_path / "tox.ini", edit)
     assert str(refused.value) == "pytest would not read testpaths, mlirpipe_lit_site there"
+
+
+def test_a_pyproject_that_is_not_toml_is_named_at_its_line_and_left_as_it_is(repo) -> None:
+    (repo.path / "pyproject.toml").write_text('[project]\nname = "foo\n')
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: pyproject.toml left as it is: it is not valid TOML (pyproject.toml:2:12:"
+        " Illegal character '\\n'): fix it first; add these lines to its"
+        " [tool.pytest.ini_options]:\n"
+    ) in said
+    assert (repo.path / "pyproject.toml").read_text() == '[project]\nname = "foo\n'

@@ -184,8 +184,8 @@ def test_a_pyproject_that_is_not_toml_is_not_edited() -> None:
     with pytest.raises(EditRefused) as refused:
         toml_edit("[project\n", KEYS)
     assert str(refused.value) == (
-        "it is not valid TOML (Expected ']' at the end of a table declaration (at line 1,"
-        " column 9)): fix it first"
+        "it is not valid TOML (pyproject.toml:1:9: Expected ']' at the end of a table"
+        " declaration): fix it first"
     )
 
 
