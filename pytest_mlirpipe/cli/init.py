@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import platform
 import re
@@ -200,15 +201,43 @@ def _run_line(root: Path, suites: tuple[Path, ...], ini: str) -> str:
     """The commands that run the suites: plain `pytest` only when the ini's testpaths are the
     suites (else it would run other tests, or not these)."""
     named = " ".join(map(str, suites))
-    given = (ini_values(root) or ({}, None))[0].get("testpaths", [])
-    paths = [w for line in given for w in line.split()]
+    values = (ini_values(root) or ({}, None))[0]
+    paths = [w for line in values.get("testpaths", []) for w in line.split()]
+    python = _python_tests(root, suites, values.get("python_files", []))
+    also = ""
+    if python:
+        more = f" and {len(python) - 1} more" if len(python) > 1 else ""
+        also = f"pytest also runs {python[0]}{more}: Python tests, which lit does not run"
     if {os.path.normpath(p) for p in paths} == {os.path.normpath(s) for s in suites}:
-        return f"pytest, pytest -n 2, lit {named}"
+        return f"pytest, pytest -n 2, lit {named}" + (f" ({also})" if also else "")
     if paths:
         why = f"plain pytest runs the testpaths of {ini}: {' '.join(paths)}"
     else:
         why = f"{ini} sets no testpaths: plain pytest would collect every test file here"
+    why += f"; {also}" if also else ""
     return f"pytest {named}, pytest -n 2 {named}, lit {named} ({why})"
+
+
+def _python_tests(root: Path, suites: tuple[Path, ...], python_files: list[str]) -> list[Path]:
+    """The files in the suites that pytest imports as its own tests (named as `python_files`
+    says, with no RUN: line for lit): pytest runs them beside the lit tests."""
+    patterns = [w for line in python_files for w in line.split()] or ["test_*.py", "*_test.py"]
+    found = []
+    for suite in suites:
+        for folder, dirs, files in os.walk(root / suite):
+            dirs[:] = sorted(d for d in dirs if not _SKIPPED.match(d))
+            for name in sorted(files):
+                path = Path(folder, name)
+                if any(fnmatch.fnmatch(name, p) for p in patterns) and not _has_run_line(path):
+                    found.append(path.relative_to(root))
+    return found
+
+
+def _has_run_line(path: Path) -> bool:
+    try:
+        return "RUN:" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _say_features_off(names: list[str], ini: str, out: TextIO) -> None:

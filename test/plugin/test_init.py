@@ -518,6 +518,23 @@ def test_init_adds_its_keys_to_an_existing_table_keeping_comments_and_the_users_
     )
 
 
+def test_python_tests_in_a_suite_that_lit_does_not_run_are_named_in_the_closing_line(
+    repo,
+) -> None:
+    for name in ("test/unit/test_a.py", "test/unit/test_b.py"):
+        (repo.path / name).parent.mkdir(exist_ok=True)
+        (repo.path / name).write_text("def test_a():\n    pass\n")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: now run: pytest, pytest -n 2, lit test (pytest also runs"
+        " test/unit/test_a.py and 1 more: Python tests, which lit does not run)"
+    )
+    turn_features_on(repo.path / "pyproject.toml")
+    result = repo.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=8, failed=1, skipped=1)  # 6 of lit's and test_a, test_b
+
+
 def test_without_testpaths_init_names_the_suites_in_the_commands_it_suggests(repo) -> None:
     ini = repo.path / "pyproject.toml"
     ini.write_text(PYPROJECT.replace('testpaths = ["test"]\n', ""))
