@@ -282,10 +282,17 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO, ini: s
             f"{SAY}{Path(use.path).relative_to(root)}:{use.line} uses llvm_config: the site "
             "config runs lit.llvm.initialize first, with lit's internal shell (lit 23's only one)\n"
         )
-    if (root / site).exists():
-        out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
-        return
     text = site_file_text("lit.cfg.py", ini, needs.llvm_initialize is not None)
+    if (root / site).exists():
+        old = (root / site).read_text(encoding="utf-8", errors="replace")
+        if old != text and old.startswith(text.split("\n", 1)[0]):  # ours, older or for another ini
+            out.write(
+                f"{SAY}{site} exists, written by mlirpipe init but not as it writes it now: left"
+                " as it is (remove it to have it written again)\n"
+            )
+        else:
+            out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
+        return
     write_atomic(root / site, text)
     out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / 'lit.cfg.py'})\n")
 

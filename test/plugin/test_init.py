@@ -283,6 +283,20 @@ def test_init_twice_overwrites_nothing_and_asks_for_nothing(repo) -> None:
     assert (repo.path / "pyproject.toml").read_text() == PYPROJECT
 
 
+def test_a_site_config_init_would_now_write_otherwise_is_named_so_and_left_as_it_is(repo) -> None:
+    mlirpipe("init")
+    site = repo.path / "test" / "lit.site.cfg.py"
+    older = site.read_text().split("# This file is a config, not a test")[0]
+    site.write_text(older)
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: test/lit.site.cfg.py exists, written by mlirpipe init but not as it"
+        " writes it now: left as it is (remove it to have it written again)" in said.splitlines()
+    )
+    assert site.read_text() == older
+
+
 def test_init_again_keeps_corrected_values_and_asks_only_for_missing_lines(repo) -> None:
     mlirpipe("init")
     ini = repo.path / "pyproject.toml"
