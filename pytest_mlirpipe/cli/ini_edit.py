@@ -43,13 +43,18 @@ def pytest_table(name: str, text: str) -> tuple[str, ...]:
     return INI_OPTIONS[:2] if set(native) - {"ini_options"} else INI_OPTIONS
 
 
-def toml_edit(text: str, keys: dict[str, list[str]], table: tuple[str, ...] = INI_OPTIONS) -> Edit:
+def toml_edit(
+    text: str,
+    keys: dict[str, list[str]],
+    table: tuple[str, ...] = INI_OPTIONS,
+    name: str = "pyproject.toml",
+) -> Edit:
     """Put `keys` in the TOML `table`: into it wherever and however it is declared (any
     header spelling, a dotted key, an inline table), else as a new table at the end."""
     try:
         before = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise EditRefused(f"it is not valid TOML ({error}): fix it first") from None
+        raise EditRefused(f"it is not valid TOML ({_located(error, name)}): fix it first") from None
     had = _dig(before, table)
     if had is None:
         added = tuple(keys)
@@ -68,8 +73,47 @@ def toml_edit(text: str, keys: dict[str, list[str]], table: tuple[str, ...] = IN
             value.multiline(len(keys[key]) > 1 and not isinstance(place, InlineTable))
             _add_after_last_key(place, key, value)
         new = tomlkit.dumps(doc)
-    _check_toml(new, before, {k: keys[k] for k in added}, table)
+    new = _newlines(new, text)
+    try:
+        _check_toml(new, before, {k: keys[k] for k in added}, table)
+    except tomllib.TOMLDecodeError as error:
+        # Its line is one of the edited text: say instead which line of the file clashes.
+        why = re.sub(r" \(at line \d+, column \d+\)$", "", str(error))
+        at = _conflict_line(text, toml_table(keys, table)) if had is None else None
+        why += f", because of {name}:{at}" if at else ""
+        raise EditRefused(f"with the keys added it would not parse as TOML ({why})") from None
     return Edit(new, added, kept, had is None)
+
+
+def _located(error: tomllib.TOMLDecodeError, name: str) -> str:
+    """tomllib's message as NAME:LINE:COLUMN: WHAT, when it gives the place."""
+    found = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", str(error), re.S)
+    return f"{name}:{found[2]}:{found[3]}: {found[1]}" if found else str(error)
+
+
+def _conflict_line(text: str, table: str) -> int | None:
+    """The first line of `text` after which a new `table` at the end no longer parses (what
+    it would clash with), if a line does."""
+    lines = text.splitlines(keepends=True)
+    for count in range(1, len(lines) + 1):
+        head = "".join(lines[:count])
+        try:
+            tomllib.loads(head)
+        except tomllib.TOMLDecodeError:
+            continue  # a multi-line value cut short
+        try:
+            tomllib.loads(head + _separator(head) + table)
+        except tomllib.TOMLDecodeError:
+            return count
+    return None
+
+
+def _newlines(new: str, text: str) -> str:
+    """The edited text `new` with the line endings of `text`: CRLF when each line of `text`
+    ends so (the lines added end in LF)."""
+    if "\r\n" not in text or text.count("\r\n") != text.count("\n"):
+        return new
+    return new.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def _add_after_last_key(place, key: str, value) -> None:
@@ -109,10 +153,7 @@ def _separator(text: str) -> str:
 
 
 def _check_toml(new: str, before: dict, added: dict[str, list[str]], table: tuple[str, ...]):
-    try:
-        after = tomllib.loads(new)
-    except tomllib.TOMLDecodeError as error:
-        raise EditRefused(f"with the keys added it would not parse as TOML ({error})") from None
+    after = tomllib.loads(new)  # the caller says where it fails
     got = _dig(after, table) or {}
     if any(got.get(k) != v for k, v in added.items()):
         raise EditRefused(f"the keys added would not be read in [{'.'.join(table)}]")
@@ -145,6 +186,7 @@ def ini_edit(text: str, section: str, keys: dict[str, list[str]], name: str = "i
         if len(head) >= at and not head[at - 1].endswith("\n"):
             head[at - 1] += "\n"
         new = "".join(head[:at]) + lines + "".join(head[at:])
+    new = _newlines(new, text)
     after = _parse_ini(new, name, "with the lines added it would not parse ({})")
     _check_configparser(text, new)
     for key in added:

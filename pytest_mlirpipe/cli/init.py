@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import platform
 import re
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,7 @@ from ..filetests.config import ini_values
 from ..filetests.needs import ConfigNeeds, read_needs
 from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, site_file_text
 from ..tools.filecheck import find_llvm_filecheck
-from .ini_edit import EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
+from .ini_edit import Edit, EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
 
 PYPROJECT = "pyproject.toml"
 INI_TABLE = "[tool.pytest.ini_options]"
@@ -86,6 +88,11 @@ def _python_wrapper(path: Path) -> bool:
     return first.startswith(b"#!") and b"python" in first
 
 
+# A feature of the build (enable_jit, have_zlib): guessed off, as a test that needs it would fail
+# where the build lacks it; the user turns on what the build has.
+FEATURE = r"^(enable|have|has)_"
+FEATURE_OFF = "a feature: guessed off, see below"
+
 # Guesses by name, first match wins: (pattern, guess(found) -> (value, why)).
 Guess = Callable[[Found], tuple[str, str]]
 
@@ -124,7 +131,7 @@ GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
             "the Python that runs lit or pytest: set when the suite loads, not written",
         ),
     ),
-    (re.compile(r"^(enable|have|has)_"), lambda f: ("True", "features on")),
+    (re.compile(FEATURE), lambda f: ("False", FEATURE_OFF)),
     (re.compile(r"_shlib_ext$"), lambda f: (".so", "this platform's")),
     (re.compile(r"^host_os$"), lambda f: (platform.system(), "this machine")),
 )
@@ -140,11 +147,14 @@ def guess(name: str, found: Found) -> tuple[str, str]:
 
 def repository_root(start: Path) -> Path:
     """Where init works from `start`: the folder of the ini file pytest would read (its own
-    search), else the git checkout's top, else `start`."""
+    search) when that file has pytest settings, else the git checkout's top, else the folder
+    of the pyproject.toml pytest would fall back to (a subfolder's package, often), else
+    `start`."""
     inipath = _pytest_ini(start)
-    if inipath is not None:
+    if inipath is not None and _pytest_loads(inipath) is not None:
         return inipath.parent
-    return next((f for f in (start, *start.parents) if (f / ".git").exists()), start)
+    git = next((f for f in (start, *start.parents) if (f / ".git").exists()), None)
+    return git or (inipath.parent if inipath is not None else start)
 
 
 def init(start: Path, out: TextIO) -> int:
@@ -174,22 +184,76 @@ def init(start: Path, out: TextIO) -> int:
                 lines[need.name] = f"{need.name} = {value}"  # the machine's are found at load
         _write_site(root, suite, needs, out, _config_path(root).name)
     ini, added = _write_ini(root, found, list(lines.values()), out)
-    unset = _unset(root, lines)
+    values = _values(root, lines)
+    off = [n for n, v in values.items() if re.search(FEATURE, n) and v == "False"]
+    _say_features_off(off, ini, out)
+    unset = [name for name, value in values.items() if not value]
     todo = [] if added else [f"add the lines above to {ini}"]
     todo += [f"give {', '.join(unset)} a value in {SITE_KEY} ({ini})"] if unset else []
     if todo:
         out.write(f"{SAY}then, before running pytest or lit: {'; '.join(todo)}\n")
         return 1
-    out.write(f"{SAY}now run: pytest, pytest -n 2, lit {' '.join(map(str, found.suites))}\n")
+    out.write(f"{SAY}now run: {_run_line(root, found.suites, ini)}\n")
     return 0
 
 
-def _unset(root: Path, lines: dict[str, str]) -> list[str]:
-    """The names without a value: in the ini when it gives one (the user's), else the guess."""
+def _run_line(root: Path, suites: tuple[Path, ...], ini: str) -> str:
+    """The commands that run the suites: plain `pytest` only when the ini's testpaths are the
+    suites (else it would run other tests, or not these)."""
+    named = " ".join(map(str, suites))
+    values = (ini_values(root) or ({}, None))[0]
+    paths = [w for line in values.get("testpaths", []) for w in line.split()]
+    python = _python_tests(root, suites, values.get("python_files", []))
+    also = ""
+    if python:
+        more = f" and {len(python) - 1} more" if len(python) > 1 else ""
+        also = f"pytest also runs {python[0]}{more}: Python tests, which lit does not run"
+    if {os.path.normpath(p) for p in paths} == {os.path.normpath(s) for s in suites}:
+        return f"pytest, pytest -n 2, lit {named}" + (f" ({also})" if also else "")
+    if paths:
+        why = f"plain pytest runs the testpaths of {ini}: {' '.join(paths)}"
+    else:
+        why = f"{ini} sets no testpaths: plain pytest would collect every test file here"
+    why += f"; {also}" if also else ""
+    return f"pytest {named}, pytest -n 2 {named}, lit {named} ({why})"
+
+
+def _python_tests(root: Path, suites: tuple[Path, ...], python_files: list[str]) -> list[Path]:
+    """The files in the suites that pytest imports as its own tests (named as `python_files`
+    says, with no RUN: line for lit): pytest runs them beside the lit tests."""
+    patterns = [w for line in python_files for w in line.split()] or ["test_*.py", "*_test.py"]
+    found = []
+    for suite in suites:
+        for folder, dirs, files in os.walk(root / suite):
+            dirs[:] = sorted(d for d in dirs if not _SKIPPED.match(d))
+            for name in sorted(files):
+                path = Path(folder, name)
+                if any(fnmatch.fnmatch(name, p) for p in patterns) and not _has_run_line(path):
+                    found.append(path.relative_to(root))
+    return found
+
+
+def _has_run_line(path: Path) -> bool:
+    try:
+        return "RUN:" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def _say_features_off(names: list[str], ini: str, out: TextIO) -> None:
+    if names:
+        out.write(
+            f"{SAY}features guessed off: {', '.join(names)}; the tests that need them do not"
+            f" run until you turn on those your build has: NAME = True in {SITE_KEY} ({ini})\n"
+        )
+
+
+def _values(root: Path, lines: dict[str, str]) -> dict[str, str]:
+    """Each name's value: in the ini when it gives one (the user's), else the guess."""
     given = (ini_values(root) or ({}, None))[0].get(SITE_KEY, [])
     values = {n: line.partition("=")[2].strip() for n, line in lines.items()}
     values |= {k.strip(): v.strip() for k, _, v in (g.partition("=") for g in given)}
-    return [name for name in lines if not values[name]]
+    return {name: values[name] for name in lines}
 
 
 def _configs_of(suite: Path, found: Found) -> list[Path]:
@@ -218,10 +282,17 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO, ini: s
             f"{SAY}{Path(use.path).relative_to(root)}:{use.line} uses llvm_config: the site "
             "config runs lit.llvm.initialize first, with lit's internal shell (lit 23's only one)\n"
         )
-    if (root / site).exists():
-        out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
-        return
     text = site_file_text("lit.cfg.py", ini, needs.llvm_initialize is not None)
+    if (root / site).exists():
+        old = (root / site).read_text(encoding="utf-8", errors="replace")
+        if old != text and old.startswith(text.split("\n", 1)[0]):  # ours, older or for another ini
+            out.write(
+                f"{SAY}{site} exists, written by mlirpipe init but not as it writes it now: left"
+                " as it is (remove it to have it written again)\n"
+            )
+        else:
+            out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
+        return
     write_atomic(root / site, text)
     out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / 'lit.cfg.py'})\n")
 
@@ -245,10 +316,11 @@ def ini_block(suites: tuple[Path, ...], lines: list[str], testpaths: bool = True
 def _pytest_ini(root: Path) -> Path | None:
     """The ini file pytest reads at `root` (pytest's own search), if any."""
     from _pytest.config.findpaths import locate_config
+    from _pytest.outcomes import OutcomeException
 
     try:
         return locate_config(root, [root])[1]
-    except Exception:  # an ini pytest cannot read: pytest says why when it runs
+    except (Exception, OutcomeException):  # one pytest cannot read: the edit says why
         return None
 
 
@@ -274,7 +346,7 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     the file the values are to live in, and whether they are there."""
     path = _config_path(root)
     name = str(path.relative_to(root) if path.is_relative_to(root) else path)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept
     toml = path.suffix == ".toml"
     table = pytest_table(path.name, text) if toml else ()
     if path.name == PYPROJECT:
@@ -289,11 +361,10 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     keys = {"testpaths": [str(s) for s in found.suites], SITE_KEY: lines}
     try:
         if toml:
-            edit = toml_edit(text, keys, table)
-        elif path.name in SECTIONS:
+            edit = toml_edit(text, keys, table, path.name)
+        else:  # each ini file pytest reads by name is in SECTIONS
             edit = ini_edit(text, SECTIONS[path.name], keys, path.name)
-        else:
-            raise EditRefused("init does not edit this kind of file")
+        _check_with_pytest(path, edit)
     except EditRefused as why:
         out.write(f"{SAY}{name} left as it is: {why}; add these lines to its {place}:\n")
         added = [k for k in keys if k == SITE_KEY or not _has(root, k)]
@@ -311,6 +382,40 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     return name, True
 
 
+def _check_with_pytest(path: Path, edit: Edit) -> None:
+    """pytest reads the config file `path` as it is (when it is there) and as edited, with the
+    keys added: what its own loader says, not only the file format's."""
+    if path.exists():
+        try:
+            _pytest_loads(path)
+        except EditRefused as why:
+            raise EditRefused(f"pytest does not read it ({why}): fix it first") from None
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / path.name
+        copy.write_bytes(edit.text.encode("utf-8"))
+        try:
+            got = _pytest_loads(copy) or {}
+        except EditRefused as why:
+            said = str(why).replace(str(copy), path.name)
+            raise EditRefused(f"with the keys added pytest would not read it ({said})") from None
+    lost = [key for key in edit.added if key not in got]
+    if lost:
+        raise EditRefused(f"pytest would not read {', '.join(lost)} there")
+
+
+def _pytest_loads(path: Path) -> dict | None:
+    """pytest's reading of the config file `path` (None: no pytest settings in it); raises
+    EditRefused with pytest's own message where pytest stops on it."""
+    from _pytest.config.findpaths import CONFIG_LOADERS_BY_NAME
+    from _pytest.outcomes import OutcomeException
+
+    try:
+        return CONFIG_LOADERS_BY_NAME[path.name](path)
+    except (Exception, OutcomeException) as error:  # UsageError; fail() for setup.cfg's [pytest]
+        said = " ".join(str(getattr(error, "msg", None) or error).split())
+        raise EditRefused(said.rstrip(".")) from None
+
+
 def _config_path(root: Path) -> Path:
     """The config file init edits: the one pytest reads at `root`, else pyproject.toml."""
     return _pytest_ini(root) or _unreadable_config(root) or root / PYPROJECT
@@ -326,9 +431,9 @@ def _unreadable_config(root: Path) -> Path | None:
             if not path.is_file():
                 continue
             try:
-                if CONFIG_LOADERS_BY_NAME[path.name](path) is not None:
+                if _pytest_loads(path) is not None:
                     return None
-            except Exception:  # pytest's UsageError, naming the file and line
+            except EditRefused:  # pytest's error, naming the file and line
                 return path
     return None
 

@@ -48,11 +48,12 @@ def ini_values(start: str | os.PathLike) -> tuple[dict[str, list[str]], Path] | 
     """({key: its lines}, the ini file) of the ini file pytest would read for `start`;
     None when there is none or it does not parse (pytest says what is wrong when it reads it)."""
     from _pytest.config.findpaths import locate_config
+    from _pytest.outcomes import OutcomeException
 
     folder = Path(start).resolve()
     try:
         _, inipath, values, *_ = locate_config(folder, [folder])
-    except Exception:  # malformed TOML or ini
+    except (Exception, OutcomeException):  # malformed TOML or ini; setup.cfg's [pytest]
         return None
     if inipath is None:
         return None

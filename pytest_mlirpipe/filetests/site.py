@@ -28,12 +28,22 @@ _TEMPLATE = """\
 # ruff: noqa: F821  (lit provides `config` and `lit_config`)
 import os
 
-from pytest_mlirpipe.filetests.site import load_site
-
-load_site(config, lit_config, __file__)
+try:
+    from pytest_mlirpipe.filetests.site import load_site
+except ImportError as error:  # lit alone: {config} gets only what lit itself sets
+    lit_config.note(
+        f"{{error}}: the {key} values of {ini} are not set, so"
+        " {config} sees only what lit sets; install pytest-mlirpipe in the Python"
+        " that runs lit to have them"
+    )
+else:
+    load_site(config, lit_config, __file__)
 {initialize}
 # Let the main config do the real work.
 lit_config.load_config(config, os.path.join(os.path.dirname(__file__), "{config}"))
+# This file is a config, not a test, even where the suffixes include .py.
+if "{site}" not in config.excludes:
+    config.excludes = type(config.excludes)([*config.excludes, "{site}"])
 """
 _INITIALIZE = """import lit.llvm
 
@@ -125,4 +135,5 @@ def site_file_text(config_name: str, ini_name: str, initialize: bool) -> str:
         key=SITE_KEY,
         ini=ini_name,
         initialize=_INITIALIZE if initialize else "",
+        site=SITE_FILE,
     )

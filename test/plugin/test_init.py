@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
@@ -16,6 +17,8 @@ import pytest
 from foreign_repo import VERDICTS, build_foreign_repo, shadowed_path
 from litrun import lit_verdicts
 
+from pytest_mlirpipe.cli.ini_edit import Edit, EditRefused
+from pytest_mlirpipe.cli.init import _check_with_pytest
 from pytest_mlirpipe.cli.main import run
 
 ROOT = Path(__file__).parents[2]
@@ -74,16 +77,28 @@ INIT_SAYS = [
     " where foo-opt is)",
     f"mlirpipe init: config.python_executable = {sys.executable}  (test/lit.cfg.py:20 reads"
     " it; the Python that runs lit or pytest: set when the suite loads, not written)",
-    "mlirpipe init: config.enable_bindings_python = True  (test/lit.cfg.py:23 reads it;"
-    " features on)",
-    "mlirpipe init: config.enable_bar = True  (test/bar/lit.local.cfg:1 reads it; features on)",
+    "mlirpipe init: config.enable_bindings_python = False  (test/lit.cfg.py:23 reads it;"
+    " a feature: guessed off, see below)",
+    "mlirpipe init: config.enable_bar = False  (test/bar/lit.local.cfg:1 reads it; a feature:"
+    " guessed off, see below)",
     "mlirpipe init: test/lit.cfg.py:10 uses llvm_config: the site config runs"
     " lit.llvm.initialize first, with lit's internal shell (lit 23's only one)",
     "mlirpipe init: wrote test/lit.site.cfg.py (sets the values above, then loads test/lit.cfg.py)",
     "mlirpipe init: wrote [tool.pytest.ini_options] to pyproject.toml: correct any guess in"
     " mlirpipe_lit_site there",
+    "mlirpipe init: features guessed off: enable_bindings_python, enable_bar; the tests that"
+    " need them do not run until you turn on those your build has: NAME = True in"
+    " mlirpipe_lit_site (pyproject.toml)",
     "mlirpipe init: now run: pytest, pytest -n 2, lit test",
 ]
+
+
+def features_off(ini: str) -> str:
+    return INIT_SAYS[-2].replace("(pyproject.toml)", f"({ini})")
+
+
+def turn_features_on(ini: Path) -> None:
+    ini.write_text(ini.read_text().replace(" = False", " = True"))
 
 
 def test_the_documented_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> None:
@@ -101,6 +116,7 @@ def test_the_documented_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> 
     assert clone["project"]["name"] == commands[0].split()[2].rpartition("/")[2]
     status, said = mlirpipe(*commands[1].split()[1:])
     assert (status, said.splitlines()) == (0, [s.replace("\\*", "*") for s in INIT_SAYS])
+    turn_features_on(repo.path / "pyproject.toml")  # the stand-in's build has both
     serial = repo.runpytest("-p", "no:cacheprovider", "--junitxml=serial.xml")
     parallel = repo.runpytest_subprocess(*commands[3].split()[1:], "--junitxml=xdist.xml")
     codes, output = lit_verdicts(repo.path, *commands[4].split()[1:])
@@ -166,10 +182,62 @@ mlirpipe_lit_site = [
     "foo_obj_root = build",
     "llvm_tools_dir = build/llvm/bin",
     "foo_tools_dir = build/bin",
-    "enable_bindings_python = True",
-    "enable_bar = True",
+    "enable_bindings_python = False",
+    "enable_bar = False",
 ]
 """
+
+
+def test_the_site_config_is_no_test_where_the_suite_runs_py_files(repo) -> None:
+    cfg = repo.path / "test" / "lit.cfg.py"
+    text = cfg.read_text().replace('{".mlir"}', '{".mlir", ".py"}')
+    cfg.write_text(text.replace(', "lit.site.cfg.py"]', "]"))  # as a config of a source tree
+    mlirpipe("init")
+    codes, output = lit_verdicts(repo.path, "test")
+    assert "lit.site.cfg.py" not in codes and codes["broken.mlir"] == "FAIL", output
+    result = repo.runpytest("-p", "no:cacheprovider", "--collect-only", "-q", "test")
+    assert "lit.site.cfg.py" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["test/broken.mlir::broken.mlir"])
+
+
+# lit started without pytest_mlirpipe importable, as where only lit is installed.
+LIT_WITHOUT_PLUGIN = """\
+import sys
+
+
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "pytest_mlirpipe":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, Hide())
+from lit.main import main
+
+main()
+"""
+
+
+def test_lit_without_the_plugin_says_once_why_the_site_values_are_missing(repo) -> None:
+    mlirpipe("init")
+    ran = subprocess.run(
+        [sys.executable, "-c", LIT_WITHOUT_PLUGIN, "test"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    site = repo.path / "test" / "lit.site.cfg.py"
+    lines = (ran.stdout + ran.stderr).splitlines()
+    assert sum("note:" in line for line in lines) == 1
+    assert lines[0] == (
+        f"-c: {site}:10: note: No module named 'pytest_mlirpipe': the mlirpipe_lit_site values"
+        " of pyproject.toml are not set, so lit.cfg.py sees only what lit sets; install"
+        " pytest-mlirpipe in the Python that runs lit to have them"
+    )
+    # Then lit's own error: the config reads a value only the site lines give.
+    assert "AttributeError: 'TestingConfig' object has no attribute 'foo_obj_root'" in lines
+    assert ran.returncode != 0
 
 
 def test_init_writes_no_path_of_this_machine(repo) -> None:
@@ -211,19 +279,34 @@ def test_init_twice_overwrites_nothing_and_asks_for_nothing(repo) -> None:
         "mlirpipe init: test/lit.site.cfg.py exists: left as it is (remove it to have it"
         " written again)" in lines
     )
-    assert lines[-2:] == [
+    assert lines[-3:] == [
         "mlirpipe init: pyproject.toml already has [tool.pytest.ini_options], with a"
         " mlirpipe_lit_site value for each name: left as it is",
+        INIT_SAYS[-2],
         "mlirpipe init: now run: pytest, pytest -n 2, lit test",
     ]
     assert (repo.path / "test" / "lit.site.cfg.py").read_text() == site
     assert (repo.path / "pyproject.toml").read_text() == PYPROJECT
 
 
+def test_a_site_config_init_would_now_write_otherwise_is_named_so_and_left_as_it_is(repo) -> None:
+    mlirpipe("init")
+    site = repo.path / "test" / "lit.site.cfg.py"
+    older = site.read_text().split("# This file is a config, not a test")[0]
+    site.write_text(older)
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert (
+        "mlirpipe init: test/lit.site.cfg.py exists, written by mlirpipe init but not as it"
+        " writes it now: left as it is (remove it to have it written again)" in said.splitlines()
+    )
+    assert site.read_text() == older
+
+
 def test_init_again_keeps_corrected_values_and_asks_only_for_missing_lines(repo) -> None:
     mlirpipe("init")
     ini = repo.path / "pyproject.toml"
-    corrected = PYPROJECT.replace("enable_bar = True", "enable_bar = False")
+    corrected = PYPROJECT.replace("enable_bar = False", "enable_bar = True")
     ini.write_text(corrected.replace('    "foo_tools_dir = build/bin",\n', ""))
     status, said = mlirpipe("init")
     assert status == 1
@@ -231,10 +314,13 @@ def test_init_again_keeps_corrected_values_and_asks_only_for_missing_lines(repo)
         "mlirpipe init: pyproject.toml already has [tool.pytest.ini_options]: left as it is; add"
         " these lines to its mlirpipe_lit_site list:\n"
         '    "foo_tools_dir = build/bin",\n'
+        "mlirpipe init: features guessed off: enable_bindings_python; the tests that need them"
+        " do not run until you turn on those your build has: NAME = True in mlirpipe_lit_site"
+        " (pyproject.toml)\n"
         "mlirpipe init: then, before running pytest or lit: add the lines above to"
         " pyproject.toml\n"
     )
-    assert "enable_bar = False" in ini.read_text()
+    assert "enable_bar = True" in ini.read_text()
 
 
 def test_init_adds_its_table_to_an_existing_pyproject(repo) -> None:
@@ -263,7 +349,7 @@ def test_init_outside_a_lit_suite_says_there_is_none(pytester: pytest.Pytester) 
 def test_a_malformed_site_line_is_reported_at_collection(repo) -> None:
     mlirpipe("init")
     ini = repo.path / "pyproject.toml"
-    ini.write_text(ini.read_text().replace('"enable_bar = True"', '"enable_bar"'))
+    ini.write_text(ini.read_text().replace('"enable_bar = False"', '"enable_bar"'))
     result = repo.runpytest("-p", "no:cacheprovider", "test/canonicalize.mlir")
     result.stdout.fnmatch_lines(
         [
@@ -303,8 +389,8 @@ mlirpipe_lit_site =
     foo_obj_root = build
     llvm_tools_dir = build/llvm/bin
     foo_tools_dir = build/bin
-    enable_bindings_python = True
-    enable_bar = True
+    enable_bindings_python = False
+    enable_bar = False
 """
 
 
@@ -364,7 +450,7 @@ def test_an_ini_edit_that_configparser_would_not_read_writes_nothing(repo) -> No
         "mlirpipe init: setup.cfg left as it is: with the lines added it would not parse"
         " (configparser: option 'testpaths' in section 'tool:pytest' already exists); add"
         " these lines to its [tool:pytest]:\n"
-        f"testpaths = test\n{SITE_INI}"
+        f"testpaths = test\n{SITE_INI}{features_off('setup.cfg')}\n"
         "mlirpipe init: then, before running pytest or lit: add the lines above to setup.cfg\n"
     ) in said
     assert (repo.path / "setup.cfg").read_text() == cfg
@@ -380,6 +466,22 @@ def test_init_from_a_subfolder_works_at_the_repositorys_root(repo, monkeypatch) 
     )
     assert (repo.path / "pyproject.toml").exists()
     assert (repo.path / "test" / "lit.site.cfg.py").exists()
+
+
+def test_a_subfolders_pyproject_without_pytest_settings_does_not_stop_the_root_search(
+    repo, monkeypatch
+) -> None:
+    (repo.path / ".git").mkdir()
+    package = repo.path / "test" / "python" / "pyproject.toml"
+    package.write_text('[project]\nname = "foo-bindings"\n')
+    monkeypatch.chdir(package.parent)
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[0] == (
+        f"mlirpipe init: working in {repo.path} (the repository's root, where pytest runs)"
+    )
+    assert (repo.path / "pyproject.toml").read_text() == PYPROJECT
+    assert package.read_text() == '[project]\nname = "foo-bindings"\n'
 
 
 def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -> None:
@@ -433,6 +535,62 @@ def test_init_adds_its_keys_to_an_existing_table_keeping_comments_and_the_users_
     assert tomllib.loads(ini.read_text())["tool"]["pytest"]["ini_options"]["testpaths"] == [
         "test/foo"
     ]
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: now run: pytest test, pytest -n 2 test, lit test (plain pytest runs the"
+        " testpaths of pyproject.toml: test/foo)"
+    )
+
+
+def test_python_tests_in_a_suite_that_lit_does_not_run_are_named_in_the_closing_line(
+    repo,
+) -> None:
+    for name in ("test/unit/test_a.py", "test/unit/test_b.py"):
+        (repo.path / name).parent.mkdir(exist_ok=True)
+        (repo.path / name).write_text("def test_a():\n    pass\n")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: now run: pytest, pytest -n 2, lit test (pytest also runs"
+        " test/unit/test_a.py and 1 more: Python tests, which lit does not run)"
+    )
+    turn_features_on(repo.path / "pyproject.toml")
+    result = repo.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=8, failed=1, skipped=1)  # 6 of lit's and test_a, test_b
+
+
+def test_without_testpaths_init_names_the_suites_in_the_commands_it_suggests(repo) -> None:
+    ini = repo.path / "pyproject.toml"
+    ini.write_text(PYPROJECT.replace('testpaths = ["test"]\n', ""))
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: now run: pytest test, pytest -n 2 test, lit test (pyproject.toml sets no"
+        " testpaths: plain pytest would collect every test file here)"
+    )
+
+
+TOX = "[tox]\nenvlist = py311\n\n[pytest]\naddopts = -q\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        (
+            "pyproject.toml",
+            TEAM.format(header="[tool.pytest.ini_options]"),
+            TEAM.format(header="[tool.pytest.ini_options]").replace(
+                '["test/foo"]\n', f'["test/foo"]\n{SITE_TOML}'
+            ),
+        ),
+        ("tox.ini", TOX, TOX.replace("[pytest]\n", f"[pytest]\ntestpaths = test\n{SITE_INI}")),
+    ],
+)
+def test_a_file_with_crlf_line_endings_keeps_them(repo, name, text, expected) -> None:
+    ini = repo.path / name
+    ini.write_bytes(text.replace("\n", "\r\n").encode())
+    status, _ = mlirpipe("init")
+    assert status == 0
+    assert ini.read_bytes().decode() == expected.replace("\n", "\r\n")
 
 
 def test_init_adds_its_keys_where_a_dotted_key_declares_the_table(repo) -> None:
@@ -454,9 +612,9 @@ def test_a_pyproject_edit_that_would_not_parse_writes_nothing_and_says_why(repo)
     assert status == 1
     assert (
         "mlirpipe init: pyproject.toml left as it is: with the keys added it would not parse"
-        " as TOML (Cannot declare ('tool', 'pytest', 'ini_options') twice (at line 3, column"
-        " 25)); add these lines to its [tool.pytest.ini_options]:\n"
-        f'testpaths = ["test"]\n{SITE_TOML}'
+        " as TOML (Cannot declare ('tool', 'pytest', 'ini_options') twice, because of"
+        " pyproject.toml:1); add these lines to its [tool.pytest.ini_options]:\n"
+        f'testpaths = ["test"]\n{SITE_TOML}{features_off("pyproject.toml")}\n'
         "mlirpipe init: then, before running pytest or lit: add the lines above to"
         " pyproject.toml\n"
     ) in said
@@ -532,3 +690,45 @@ def test_a_pytest_ini_that_does_not_parse_is_named_and_nothing_is_written(repo) 
     ) in said
     assert (repo.path / "pytest.ini").read_text() == "[pytest]\n  -q\n"
     assert not (repo.path / "pyproject.toml").exists()
+
+
+def test_a_setup_cfg_pytest_stops_on_is_named_with_pytests_reason_and_left_as_it_is(repo) -> None:
+    (repo.path / "setup.cfg").write_text("[pytest]\naddopts = -q\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: setup.cfg left as it is: pytest does not read it ([pytest] section in"
+        " setup.cfg files is no longer supported, change to [tool:pytest] instead): fix it"
+        " first; add these lines to its [tool:pytest]:\n"
+        f"testpaths = test\n{SITE_INI}"
+    ) in said
+    assert (repo.path / "setup.cfg").read_text() == "[pytest]\naddopts = -q\n"
+    assert not (repo.path / "pyproject.toml").exists()
+
+
+def test_an_edit_pytest_would_not_read_is_refused_with_pytests_reason(tmp_path) -> None:
+    edit = Edit("[pytest]\n  -q\n", ("testpaths",), ())
+    with pytest.raises(EditRefused) as refused:
+        _check_with_pytest(tmp_path / "pytest.ini", edit)
+    assert str(refused.value) == (
+        "with the keys added pytest would not read it (pytest.ini:2: unexpected value continuation)"
+    )
+
+
+def test_an_edit_whose_keys_pytest_would_not_see_is_refused(tmp_path) -> None:
+    edit = Edit("[pytest]\naddopts = -q\n", ("testpaths", "mlirpipe_lit_site"), ())
+    with pytest.raises(EditRefused) as refused:
+        _check_with_pytest(tmp_path / "tox.ini", edit)
+    assert str(refused.value) == "pytest would not read testpaths, mlirpipe_lit_site there"
+
+
+def test_a_pyproject_that_is_not_toml_is_named_at_its_line_and_left_as_it_is(repo) -> None:
+    (repo.path / "pyproject.toml").write_text('[project]\nname = "foo\n')
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert (
+        "mlirpipe init: pyproject.toml left as it is: it is not valid TOML (pyproject.toml:2:12:"
+        " Illegal character '\\n'): fix it first; add these lines to its"
+        " [tool.pytest.ini_options]:\n"
+    ) in said
+    assert (repo.path / "pyproject.toml").read_text() == '[project]\nname = "foo\n'

@@ -82,7 +82,7 @@ def test_setattr_counts_as_setting() -> None:
             ("", "no LLVM FileCheck found: set it to the folder of FileCheck, not and count"),
         ),
         ("foo_src_root", NOTHING, (".", "the repository")),
-        ("have_zlib", NOTHING, ("True", "features on")),
+        ("have_zlib", NOTHING, ("False", "a feature: guessed off, see below")),
         ("llvm_shlib_ext", NOTHING, (".so", "this platform's")),
         ("frobnicate_level", NOTHING, ("", "no guess: set it")),
     ],
@@ -184,8 +184,8 @@ def test_a_pyproject_that_is_not_toml_is_not_edited() -> None:
     with pytest.raises(EditRefused) as refused:
         toml_edit("[project\n", KEYS)
     assert str(refused.value) == (
-        "it is not valid TOML (Expected ']' at the end of a table declaration (at line 1,"
-        " column 9)): fix it first"
+        "it is not valid TOML (pyproject.toml:1:9: Expected ']' at the end of a table"
+        " declaration): fix it first"
     )
 
 
@@ -220,3 +220,48 @@ def test_toml_keys_go_after_the_tables_last_key_not_after_the_next_tables_commen
     text = '[tool.pytest.ini_options]\naddopts = "-q"  # quiet\n\n# ruff\n[tool.ruff]\nx = 1\n'
     edit = toml_edit(text, KEYS)
     assert edit.text == text.replace("# quiet\n", '# quiet\ntestpaths = ["test"]\n' + SITE)
+
+
+def test_a_table_that_would_clash_with_the_one_added_is_named_by_its_line() -> None:
+    text = '[project]\nname = "foo"\n\n[[tool.pytest.ini_options]]\naddopts = "-q"\n'
+    with pytest.raises(EditRefused) as refused:
+        toml_edit(text, KEYS)
+    assert str(refused.value) == (
+        "with the keys added it would not parse as TOML (Cannot declare ('tool', 'pytest',"
+        " 'ini_options') twice, because of pyproject.toml:4)"
+    )
+
+
+def test_keys_that_would_land_in_a_sub_table_are_not_added() -> None:
+    text = '[tool.pytest.ini_options]\naddopts = "-q"\n[tool.pytest.ini_options.x]\n'
+    with pytest.raises(EditRefused) as refused:
+        toml_edit(text, KEYS)
+    assert str(refused.value) == ("the keys added would not be read in [tool.pytest.ini_options]")
+
+
+def test_an_edit_that_would_change_another_setting_is_not_made(monkeypatch) -> None:
+    import tomlkit
+
+    dumps = tomlkit.dumps
+    monkeypatch.setattr(tomlkit, "dumps", lambda doc: dumps(doc).replace('"-q"', '"-x"'))
+    with pytest.raises(EditRefused) as refused:
+        toml_edit('[tool.pytest.ini_options]\naddopts = "-q"\n', KEYS)
+    assert str(refused.value) == "the edit would change other settings of the file"
+
+
+def test_ini_lines_that_would_read_back_otherwise_are_not_added() -> None:
+    with pytest.raises(EditRefused) as refused:
+        ini_edit("[pytest]\n", "pytest", {"site": ["#a = 1", "b = 2"]})
+    assert str(refused.value) == "the lines added would not be read as site in [pytest]"
+
+
+def test_ini_lines_that_would_not_parse_are_not_added(monkeypatch) -> None:
+    from pytest_mlirpipe.cli import ini_edit as module
+
+    monkeypatch.setattr(module, "ini_key", lambda key, values: f"  {key}\n")
+    with pytest.raises(EditRefused) as refused:
+        ini_edit("[pytest]\n", "pytest", {"site": ["a = 1"]}, "tox.ini")
+    assert str(refused.value) == (
+        "with the lines added it would not parse (iniconfig: tox.ini:2: unexpected value"
+        " continuation)"
+    )
