@@ -16,6 +16,8 @@ from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
 from .plugin import run_config
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from .execution.check import ModelChecker, Outcome
     from .execution.compiled_model import CompiledModel
 
@@ -38,7 +40,7 @@ class _ExecutionRun:
         self.worker_rows: list[dict[str, Any]] = []
         self.verdict: tuple[int, str] | None = None  # of --mlirpipe-compare
         self.baseline: dict[str, Any] = {}  # its report, read at configure time
-        self._checker = None
+        self._checker: ModelChecker | None = None
         self.torch_cache = TorchCache()
 
     @property
@@ -69,7 +71,9 @@ class _ExecutionRun:
     def rows(self) -> list[dict[str, Any]]:
         from .execution.report import outcome_to_dict
 
-        own = [outcome_to_dict(o) for o in self._checker.outcomes] if self._checker else []
+        own: list[dict[str, Any]] = (
+            [outcome_to_dict(o) for o in self._checker.outcomes] if self._checker else []
+        )
         return own + self.worker_rows
 
 
@@ -140,6 +144,7 @@ def _compare(config: pytest.Config, run: _ExecutionRun) -> tuple[int, str]:
     from .execution.baseline import compare, format_comparison
 
     path, threshold = run.options.compare_path, run.options.compare_threshold
+    assert path is not None  # called only with --mlirpipe-compare
     current = {"files": _file_timings(config), "results": run.rows()}
     result = compare(run.baseline, current, threshold)
     status = pytest.ExitCode.TESTS_FAILED if result.slower else pytest.ExitCode.OK
@@ -282,7 +287,7 @@ _OWN_FILES = str(Path(__file__).parent) + os.sep
 def _caller(root: Path | None) -> str:
     """`file:line` of the call into the fixture: the first frame outside this package (a
     test may call check() several times, or through helpers of its own)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_OWN_FILES):
         frame = frame.f_back
     if frame is None:

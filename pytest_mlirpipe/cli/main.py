@@ -7,7 +7,10 @@ import difflib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    import torch
 
 from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
 from ..execution.frontends import IMPORT_TARGETS
@@ -557,7 +560,9 @@ def _refuse_inputs_for_onnx(args: argparse.Namespace) -> None:
         )
 
 
-def _torch_model(args: argparse.Namespace, purpose: str, example: str) -> tuple[object, list]:
+def _torch_model(
+    args: argparse.Namespace, purpose: str, example: str
+) -> tuple[torch.nn.Module, list]:
     """The PyTorch model FILE.py::Name and seeded inputs of the shapes --inputs gives."""
     from ..execution import model_file
 

@@ -269,6 +269,7 @@ def compare_one(
     r, t = tolerance_for(e.dtype, rtol, atol, per_dtype)
     common.update(rule=rule.value, rtol=r, atol=t)
     if rule is Rule.SCALED:
+        assert x is not None  # the rule is SCALED only with the float64 result
         m, numbers = _scaled_masks(a, e, x, r, t)
         common.update(numbers)
     else:

@@ -104,11 +104,11 @@ def format_side_by_side(rows: Iterable[dict[str, Any]]) -> str:
         torch_median = torch_medians[len(torch_medians) // 2] if torch_medians else None
         cells = [case, format_seconds(torch_median) if torch_median else "-"]
         for p in pipelines:
-            d = by_pipe.get(p)
-            if d is None:
+            row = by_pipe.get(p)
+            if row is None:
                 cells.append("")
                 continue
-            median = d["timing"]["median"]
+            median = row["timing"]["median"]
             ratio = f" ({median / torch_median:.2f}x)" if torch_median else ""
             cells.append(format_seconds(median) + ratio)
         body.append(cells)

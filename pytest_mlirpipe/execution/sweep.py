@@ -319,7 +319,8 @@ def _run_in_pool(
             finished(n, futures[future], future.result())
     except KeyboardInterrupt:  # the units that ended are in the results file: resumable
         for process in list((pool._processes or {}).values()):  # no public way to list them
-            contain.kill_tree(process.pid)
+            if process.pid is not None:  # started
+                contain.kill_tree(process.pid)
         raise
     except BrokenProcessPool:
         raise MlirpipeError(
