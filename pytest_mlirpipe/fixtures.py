@@ -273,7 +273,7 @@ def _run_line(
 
     if not isinstance(exc, ExecutionMismatch):
         return ""
-    wrong = [o.pipeline for o in exc.outcomes if o.verdict == "FAIL" and o.comparison]
+    wrong = [o.pipeline for o in exc.outcomes if o.verdict.is_failure and o.comparison]
     flags = {k: v for k, v in options.items() if k not in _RUN_NEUTRAL}
     command = run_command(model, inputs, wrong, root, flags) if wrong else None
     if command is None:

@@ -16,7 +16,7 @@ from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
 from ..execution.frontends import IMPORT_TARGETS
 from ..lowering.catalog import catalog_for, known_pass_names
 from ..lowering.host_cpu import CPU_FEATURES_ENV
-from ..model import Location
+from ..model import Location, SweepVerdict
 from ..options import add_cli_options
 from ..tools.common import (
     ArgumentParser,
@@ -764,7 +764,7 @@ def _write_sweep_reports(out, pipelines: tuple[str, ...], top: int, stdout: Text
     write_atomic(out / "matrix.json", sweep_report.matrix_json(m))
     write_atomic(out / "matrix.html", sweep_report.matrix_html(m, summary))
     stdout.write(f"\n{summary}\n")
-    if top and any(r.verdict == "HARNESS" for r in results):
+    if top and any(r.verdict is SweepVerdict.HARNESS for r in results):
         stdout.write("\n" + sweep_report.harness_causes(results, top) + "\n")
     stdout.write(f"\nmatrix: {out / 'matrix.json'}, {out / 'matrix.html'}\n")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import contain
 from ..errors import MlirpipeError, Problem, UsageError, first_line
-from ..model import Pipeline
+from ..model import ExecutionVerdict, Pipeline
 from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
 from .blas_library import set_blas_threads
 from .cache import ArtifactCache
@@ -32,7 +32,7 @@ class Outcome:
 
     case: str
     pipeline: str
-    verdict: str  # PASS, FAIL, UNSUPPORTED
+    verdict: ExecutionVerdict  # PASS or FAIL (its name is taken too)
     abi: str = ""
     mode: str = "jit"
     comparison: Comparison | None = None
@@ -47,6 +47,9 @@ class Outcome:
     bisection: Bisection | None = None  # where wrong results begin (check(..., bisect=True))
     repro: str = ""  # for wrong results: the command lowering the saved imported module
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", ExecutionVerdict(self.verdict))
+
     @property
     def max_abs(self) -> float | None:
         return self.comparison.max_abs if self.comparison is not None else None
@@ -58,7 +61,7 @@ class ExecutionMismatch(MlirpipeError):
     def __init__(self, case: str, outcomes: Sequence[Outcome]):
         self.case = case
         self.outcomes = tuple(outcomes)
-        failed = [o for o in outcomes if o.verdict == "FAIL"]
+        failed = [o for o in outcomes if o.verdict.is_failure]
         super().__init__(
             [
                 Problem(
@@ -84,7 +87,7 @@ _BISECT_HINT = (
 
 def _bisectable(outcome: Outcome) -> bool:
     """A pipeline that lowered and ran, with wrong results (a bisection can look for them)."""
-    return outcome.verdict == "FAIL" and outcome.comparison is not None
+    return outcome.verdict.is_failure and outcome.comparison is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +228,7 @@ class ModelChecker:
         if frontend.export_mode() == "strict":
             outcomes = [replace(o, export="strict") for o in outcomes]
         self.outcomes.extend(outcomes)
-        if any(o.verdict == "FAIL" for o in outcomes):
+        if any(o.verdict.is_failure for o in outcomes):
             raise ExecutionMismatch(case.name, outcomes)
         return outcomes
 
@@ -292,7 +295,7 @@ class ModelChecker:
             snapshot = replace(imported, text=text, cached=False)
             run = self._contained if contained else self._compile_and_compare
             outcome, _ = run(untimed, snapshot, tail)
-            if outcome.verdict == "PASS":
+            if outcome.verdict is ExecutionVerdict.PASS:
                 return RIGHT, ""
             if outcome.comparison is not None:
                 # "result 0 ('x'): 5 of 8 elements differ (62.50%)", without the rule's numbers
@@ -362,10 +365,10 @@ class ModelChecker:
             outcome, compiled = self._compile_and_compare(case, imported, pipe)
         else:
             outcome, compiled = self._contained(case, imported, pipe)
-        if self.repros and outcome.verdict == "FAIL" and outcome.comparison is not None:
+        if self.repros and outcome.verdict.is_failure and outcome.comparison is not None:
             _, command = _write_repro(case, pipe, imported)
             outcome = replace(outcome, repro=command)
-        if compiled is None or outcome.verdict != "PASS":
+        if compiled is None or outcome.verdict is not ExecutionVerdict.PASS:
             return outcome, None
         return outcome, compiled.function
 
@@ -383,9 +386,12 @@ class ModelChecker:
         )
         if not ended.ok:
             error = _contained_failure(ended, case, pipe, imported, self.timeout)
-            return Outcome(case.name, pipe.name, "FAIL", mode=case.mode, error=error), None
+            failed = Outcome(
+                case.name, pipe.name, ExecutionVerdict.FAIL, mode=case.mode, error=error
+            )
+            return failed, None
         outcome = ended.value
-        if outcome.verdict == "PASS" and case.timed:
+        if outcome.verdict is ExecutionVerdict.PASS and case.timed:
             # It ran once, contained; timing needs it here (the lowering is cached).
             return outcome, compile_model(
                 imported, pipe, case.name, case.mode, self.cache, case.work
@@ -418,7 +424,7 @@ class ModelChecker:
         outcome = Outcome(
             case.name,
             pipe.name,
-            "PASS" if comparison.ok else "FAIL",
+            ExecutionVerdict.PASS if comparison.ok else ExecutionVerdict.FAIL,
             abi=compiled.abi.value,
             mode=case.mode,
             comparison=comparison,
@@ -456,7 +462,7 @@ def _failed(case: _Case, pipeline: str, exc: MlirpipeError) -> Outcome:
     return Outcome(
         case.name,
         pipeline,
-        "FAIL",
+        ExecutionVerdict.FAIL,
         mode=case.mode,
         error=exc.format(),
         refusal=refusal_of(exc),
