@@ -13,7 +13,7 @@ from ..model import ExecutionVerdict, Pipeline
 from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
 from .blas_library import set_blas_threads
 from .cache import ArtifactCache
-from .compare import Comparison, compare
+from .compare import Comparison, Tolerances, compare
 from .compiled_model import CompiledModel, check_mode, compile_model
 from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, reference_results
 from .model_lowering import require_llvm_output
@@ -98,7 +98,7 @@ class _Case:
     frontend: Frontend
     expected: list[Any]
     exact: Float64Results  # the float64 results the scaled rule judges by, or why none
-    tolerances: tuple[float | None, float | None, Mapping[str, tuple[float, float]] | None]
+    tolerances: Tolerances
     mode: str
     flops: float | None
     timed: bool
@@ -216,7 +216,7 @@ class ModelChecker:
         if not pipes:
             raise UsageError(Problem("check() got an empty list of pipelines"))
         timed = self.timing is not None if time_it is None else time_it
-        tolerances = (rtol, atol, per_dtype)
+        tolerances = Tolerances(rtol, atol, per_dtype)
         case = self._case(frontend, pipes[0], reference, tolerances, name, work_dir, mode, timed)
         case = replace(case, flops=flops)  # reported with its timings
         outcomes = self._run(case, pipes)
@@ -254,7 +254,7 @@ class ModelChecker:
         """
         options = ImportOptions.of(backend_legal_ops, decompositions)
         frontend = frontend_for(model, inputs, options)
-        case = self._case(frontend, pipeline, reference, (rtol, atol, None), name, work_dir)
+        case = self._case(frontend, pipeline, reference, Tolerances(rtol, atol), name, work_dir)
         return self._bisect(case, pipeline, False)
 
     def _case(
@@ -262,15 +262,14 @@ class ModelChecker:
         frontend: Frontend,
         first_pipeline: str,
         reference: Callable[..., Any] | None,
-        tolerances: tuple[float | None, float | None, Mapping[str, tuple[float, float]] | None],
+        tolerances: Tolerances,
         name: str | None,
         work_dir: Path | str | None,
         mode: str | None = None,
         timed: bool = False,
     ) -> _Case:
         """What a check() or bisect() call fixes for every pipeline it runs."""
-        rtol, atol, _ = tolerances
-        expected, exact = self._references(frontend, first_pipeline, reference, rtol, atol)
+        expected, exact = self._references(frontend, first_pipeline, reference, tolerances)
         return _Case(
             name or frontend.name,
             frontend,
@@ -319,8 +318,7 @@ class ModelChecker:
         frontend: Frontend,
         first_pipeline: str,
         reference: Callable[..., Any] | None,
-        rtol: float | None,
-        atol: float | None,
+        tolerances: Tolerances,
     ) -> tuple[list[Any], Float64Results]:
         """The expected results (torch eager, ONNX's evaluator or `reference`) and, when no
         tolerance is given, the float64 run the default verdict judges against."""
@@ -328,7 +326,7 @@ class ModelChecker:
             expected = reference_results(reference, frontend.inputs)
         else:
             expected = frontend.expected(lambda: self.pipeline(first_pipeline))
-        if rtol is None and atol is None:
+        if not tolerances.uniform:
             exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
         else:
             exact = Float64Results(why_not="a tolerance was given")
@@ -402,7 +400,6 @@ class ModelChecker:
         self, case: _Case, imported: ImportedModel, pipe: Pipeline
     ) -> tuple[Outcome, CompiledModel | None]:
         """Lower, compile, call once and compare: the steps a broken compiler can crash in."""
-        rtol, atol, per_dtype = case.tolerances
         try:
             compiled = compile_model(imported, pipe, case.name, case.mode, self.cache, case.work)
             fn = compiled.function
@@ -413,9 +410,7 @@ class ModelChecker:
                 actual,
                 case.expected,
                 names,
-                rtol,
-                atol,
-                per_dtype,
+                case.tolerances,
                 case.exact.results,
                 case.exact.why_not,
             )
