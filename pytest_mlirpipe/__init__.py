@@ -23,6 +23,10 @@ _EXPORTS = {
     "Snapshot": ".model",
     "Diagnostic": ".model",
     "Location": ".model",
+    # verdicts, one Enum per vocabulary: a file test's (lit's), the checker's, a sweep entry's
+    "ResultCode": ".model",
+    "ExecutionVerdict": ".model",
+    "SweepVerdict": ".model",
     # the stage runner, and the per-stage report
     "run_stages": ".lowering.stages",
     "run_pass_pipeline": ".lowering.stages",
@@ -56,6 +60,7 @@ _RENAMED = {"register_pass": "register"}
 __all__ = [
     "Diagnostic",
     "ExecutionMismatch",
+    "ExecutionVerdict",
     "IRAssertionError",
     "IRLevel",
     "IRParseError",
@@ -69,10 +74,12 @@ __all__ = [
     "Problem",
     "Refusal",
     "RefusedError",
+    "ResultCode",
     "Snapshot",
     "Stage",
     "StageFailure",
     "StageRun",
+    "SweepVerdict",
     "UsageError",
     "assert_ir",
     "catalog_for",
@@ -102,7 +109,17 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ loads e
     from .lowering.spec import PipelineCatalog
     from .lowering.stage_report import report_stages
     from .lowering.stages import StageRun, run_pass_pipeline, run_stages
-    from .model import Diagnostic, IRLevel, Location, Pipeline, Snapshot, Stage
+    from .model import (
+        Diagnostic,
+        ExecutionVerdict,
+        IRLevel,
+        Location,
+        Pipeline,
+        ResultCode,
+        Snapshot,
+        Stage,
+        SweepVerdict,
+    )
     from .tools.ir_assert import IRAssertionError, assert_ir
 
 

@@ -24,6 +24,8 @@ def _flush_all() -> None:
     """Flush Python's and C stdio's buffers, so nothing written before or inside the block
     lands on the wrong side of a descriptor swap."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if stream is None:  # no console: sys.__stdout__ is None under pythonw
+            continue
         with contextlib.suppress(Exception):
             stream.flush()
     with contextlib.suppress(Exception):

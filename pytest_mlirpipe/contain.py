@@ -108,7 +108,7 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
 
 
 def _run_child(
-    fn: Callable[[], Any], result_w: int, note_w: int, mask: set[signal.Signals]
+    fn: Callable[[], Any], result_w: int, note_w: int, mask: set[int | signal.Signals]
 ) -> NoReturn:
     """In the forked child: run `fn`, send its pickled result (or traceback), exit. SIGINT,
     blocked across the fork, is let through (`mask`) once its quiet handler is in place."""

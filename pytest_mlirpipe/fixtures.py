@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,6 +16,8 @@ from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
 from .plugin import run_config
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from .execution.check import ModelChecker, Outcome
     from .execution.compiled_model import CompiledModel
 
@@ -38,7 +40,7 @@ class _ExecutionRun:
         self.worker_rows: list[dict[str, Any]] = []
         self.verdict: tuple[int, str] | None = None  # of --mlirpipe-compare
         self.baseline: dict[str, Any] = {}  # its report, read at configure time
-        self._checker = None
+        self._checker: ModelChecker | None = None
         self.torch_cache = TorchCache()
 
     @property
@@ -69,7 +71,9 @@ class _ExecutionRun:
     def rows(self) -> list[dict[str, Any]]:
         from .execution.report import outcome_to_dict
 
-        own = [outcome_to_dict(o) for o in self._checker.outcomes] if self._checker else []
+        own: list[dict[str, Any]] = (
+            [outcome_to_dict(o) for o in self._checker.outcomes] if self._checker else []
+        )
         return own + self.worker_rows
 
 
@@ -140,6 +144,7 @@ def _compare(config: pytest.Config, run: _ExecutionRun) -> tuple[int, str]:
     from .execution.baseline import compare, format_comparison
 
     path, threshold = run.options.compare_path, run.options.compare_threshold
+    assert path is not None  # called only with --mlirpipe-compare
     current = {"files": _file_timings(config), "results": run.rows()}
     result = compare(run.baseline, current, threshold)
     status = pytest.ExitCode.TESTS_FAILED if result.slower else pytest.ExitCode.OK
@@ -203,30 +208,92 @@ class MlirpipeFixture:
     def checker(self) -> ModelChecker:
         return self._run.checker
 
-    def check(self, model: Any, *inputs: Any, **options: Any) -> list[Outcome]:
-        """`ModelChecker.check` (same options), named after the test unless given a name:
-        compile `model` through each pipeline, run it on `inputs`, compare with torch eager.
+    def check(
+        self,
+        model: Any,
+        *inputs: Any,
+        pipelines: Sequence[str] | None = None,
+        rtol: float | None = None,
+        atol: float | None = None,
+        reference: Callable[..., Any] | None = None,
+        name: str | None = None,
+        flops: float | None = None,
+        mode: str | None = None,
+        per_dtype: Mapping[str, tuple[float, float]] | None = None,
+        time_it: bool | None = None,
+        work_dir: Path | str | None = None,
+        backend_legal_ops: Sequence[str] = (),
+        decompositions: Sequence[Any] | None = None,
+        bisect: bool | None = None,
+    ) -> list[Outcome]:
+        """`ModelChecker.check` (same options), named after the test unless given a `name`,
+        building under the test's `tmp_path` unless given a `work_dir`: compile `model`
+        through each pipeline, run it on `inputs`, compare with torch eager.
 
         Fails the test with the mismatch report of every failing pipeline.
         """
         __tracebackhide__ = True
-        if options.get("name") is None:
-            options["name"] = self._nodeid.split("::")[-1]
-        options.setdefault("work_dir", self._work_dir)
         where = _caller(self._root)
+        # what `mlirpipe run` would check differently by (None: not given); it has flags for
+        # the first three (shown in this order), and for the others no run line is shown
+        differs = {
+            "atol": atol,
+            "rtol": rtol,
+            "mode": mode,
+            "reference": reference,
+            "per_dtype": per_dtype,
+            "backend_legal_ops": backend_legal_ops or None,
+            "decompositions": decompositions,
+        }
         return _or_fail(
-            lambda: self.checker.check(model, *inputs, **options),
+            lambda: self.checker.check(
+                model,
+                *inputs,
+                pipelines=pipelines,
+                rtol=rtol,
+                atol=atol,
+                reference=reference,
+                name=self._nodeid.split("::")[-1] if name is None else name,
+                flops=flops,
+                mode=mode,
+                per_dtype=per_dtype,
+                time_it=time_it,
+                work_dir=self._work_dir if work_dir is None else work_dir,
+                backend_legal_ops=backend_legal_ops,
+                decompositions=decompositions,
+                bisect=bisect,
+            ),
             where,
-            lambda exc: _run_line(exc, model, inputs, options, self._root),
+            lambda exc: _run_line(exc, model, inputs, differs, self._root),
         )
 
-    def compile(self, model: Any, *inputs: Any, **options: Any) -> CompiledModel:
-        """`ModelChecker.compile` (same options): the model compiled through `pipeline`, a
-        callable taking arrays or tensors."""
+    def compile(
+        self,
+        model: Any,
+        *inputs: Any,
+        pipeline: str = "refbackend",
+        mode: str | None = None,
+        work_dir: Path | str | None = None,
+        backend_legal_ops: Sequence[str] = (),
+        decompositions: Sequence[Any] | None = None,
+    ) -> CompiledModel:
+        """`ModelChecker.compile` (same options), building under the test's `tmp_path` unless
+        given a `work_dir`: the model compiled through `pipeline`, a callable taking arrays or
+        tensors."""
         __tracebackhide__ = True
-        options.setdefault("work_dir", self._work_dir)
         where = _caller(self._root)
-        return _or_fail(lambda: self.checker.compile(model, *inputs, **options), where)
+        return _or_fail(
+            lambda: self.checker.compile(
+                model,
+                *inputs,
+                pipeline=pipeline,
+                mode=mode,
+                work_dir=self._work_dir if work_dir is None else work_dir,
+                backend_legal_ops=backend_legal_ops,
+                decompositions=decompositions,
+            ),
+            where,
+        )
 
 
 def _or_fail(
@@ -250,15 +317,11 @@ def _or_fail(
     pytest.fail(failure, pytrace=False)  # outside the except block: no chained traceback
 
 
-# check() options that change nothing `mlirpipe run` would check differently
-_RUN_NEUTRAL = frozenset({"name", "work_dir", "pipelines", "flops", "time_it", "bisect"})
-
-
 def _run_line(
     exc: MlirpipeError,
     model: Any,
     inputs: tuple[Any, ...],
-    options: dict[str, Any],
+    differs: dict[str, Any],
     root: Path | None,
 ) -> str:
     """The `mlirpipe run` command that checks the model again outside pytest, for pipelines
@@ -268,9 +331,8 @@ def _run_line(
 
     if not isinstance(exc, ExecutionMismatch):
         return ""
-    wrong = [o.pipeline for o in exc.outcomes if o.verdict == "FAIL" and o.comparison]
-    flags = {k: v for k, v in options.items() if k not in _RUN_NEUTRAL}
-    command = run_command(model, inputs, wrong, root, flags) if wrong else None
+    wrong = [o.pipeline for o in exc.outcomes if o.verdict.is_failure and o.comparison]
+    command = run_command(model, inputs, wrong, root, differs) if wrong else None
     if command is None:
         return ""
     return f"  check it again outside pytest (seeded random inputs of these shapes): {command}"
@@ -282,7 +344,7 @@ _OWN_FILES = str(Path(__file__).parent) + os.sep
 def _caller(root: Path | None) -> str:
     """`file:line` of the call into the fixture: the first frame outside this package (a
     test may call check() several times, or through helpers of its own)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_OWN_FILES):
         frame = frame.f_back
     if frame is None:

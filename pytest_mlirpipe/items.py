@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .model import ResultCode
+
 if TYPE_CHECKING:  # loaded when a file is collected (plugin.file_runner), not with the plugin
     from .filetests.runner import FileTestRunner
     from .filetests.verdict import FileVerdict
@@ -27,10 +29,10 @@ STAGE_REPORT = "mlirpipe_stage_report"
 # lit's codes that are not failures and are not a plain pass: pytest's outcome for each. Any
 # other code that lit does not count as a failure (PASS, FLAKYPASS, ...) passes.
 NOT_FAILING = {
-    "XFAIL": "xfailed",
-    "UNSUPPORTED": "skipped",
-    "SKIPPED": "skipped",
-    "EXCLUDED": "skipped",
+    ResultCode.XFAIL: "xfailed",
+    ResultCode.UNSUPPORTED: "skipped",
+    ResultCode.SKIPPED: "skipped",
+    ResultCode.EXCLUDED: "skipped",
 }
 
 
@@ -102,7 +104,7 @@ class FileTestFailure(Exception):
     """lit reported a failing verdict; carries its output for the report."""
 
     def __init__(self, verdict: FileVerdict, report=None):
-        super().__init__(verdict.code)
+        super().__init__(str(verdict.code))
         self.verdict = verdict
         self.report = report  # filetests.stage_report.ReportOutcome, or None
 
@@ -111,12 +113,16 @@ class MlirItem(pytest.Item):
     def runtest(self) -> None:
         runner = self.config.stash[RUNNER_KEY]
         verdict = runner.run(self.path)
-        if verdict.code == "FAIL" and self.config.getoption("--mlirpipe-update-checks", False):
+        if verdict.code is ResultCode.FAIL and self.config.getoption(
+            "--mlirpipe-update-checks", False
+        ):
             verdict = self._update_checks(verdict)
-        contained = "timeout" if verdict.code == "TIMEOUT" else "crash" if verdict.crash else None
+        timed_out = verdict.code is ResultCode.TIMEOUT
+        contained = "timeout" if timed_out else "crash" if verdict.crash else None
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))
-        self.user_properties.append((VERDICT, verdict.code))  # in --junitxml, for CI and tools
+        # in --junitxml, for CI and tools; a plain string, as xdist sends it to the controller
+        self.user_properties.append((VERDICT, str(verdict.code)))
         _remove_old_reports(runner, self.path)
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
             from .filetests.stage_report import report_failed_file
@@ -129,7 +135,7 @@ class MlirItem(pytest.Item):
         outcome = NOT_FAILING.get(verdict.code, "passed")
         if outcome == "skipped":  # located at this file (pytest's own skip marks do the same)
             raise pytest.skip.Exception(
-                _reason(verdict.output) or verdict.code, _use_item_location=True
+                _reason(verdict.output) or str(verdict.code), _use_item_location=True
             )
         if outcome == "xfailed":
             first = _reason(verdict.output)

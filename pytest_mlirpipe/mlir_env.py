@@ -6,6 +6,7 @@ import functools
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from .atomic import write_atomic
 from .errors import IRParseError, MlirpipeError, Problem
@@ -63,15 +64,12 @@ def location_of(loc: object, source_name: str | None = None) -> Location | None:
     return Location(path, int(m.group(2)), int(m.group(3)))
 
 
-def to_diagnostic(info: object, source_name: str | None = None) -> Diagnostic:
+def to_diagnostic(info: Any, source_name: str | None = None) -> Diagnostic:
     """Convert a binding DiagnosticInfo/Diagnostic into our located Diagnostic."""
-    severity = str(info.severity).rsplit(".", 1)[-1].lower()  # type: ignore[attr-defined]
+    severity = str(info.severity).rsplit(".", 1)[-1].lower()
     notes = tuple(to_diagnostic(n, source_name) for n in getattr(info, "notes", ()))
     return Diagnostic(
-        severity,
-        str(info.message).strip(),
-        location_of(info.location, source_name),
-        notes,  # type: ignore[attr-defined]
+        severity, str(info.message).strip(), location_of(info.location, source_name), notes
     )
 
 

@@ -1,10 +1,14 @@
-"""Shared data of the project: source locations, pipeline specs and stage snapshots."""
+"""Shared data of the project: source locations, pipeline specs, stage snapshots, verdicts."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import lit.Test
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,74 @@ class IRLevel(StrEnum):
     TOSA = "tosa"
     LINALG_ON_TENSORS = "linalg-on-tensors"
     LLVM = "llvm"
+
+
+class ResultCode(StrEnum):
+    """A file test's verdict in lit's vocabulary: one member per `lit.Test.ResultCode`, by
+    the same name (`lit_code` is lit's own object), failing where lit's fails."""
+
+    PASS = "PASS"
+    FLAKYPASS = "FLAKYPASS"
+    FIXED = "FIXED"
+    XFAIL = "XFAIL"
+    FAIL = "FAIL"
+    XPASS = "XPASS"
+    UNRESOLVED = "UNRESOLVED"
+    UNSUPPORTED = "UNSUPPORTED"
+    TIMEOUT = "TIMEOUT"
+    SKIPPED = "SKIPPED"
+    EXCLUDED = "EXCLUDED"
+
+    @property
+    def is_failure(self) -> bool:
+        return self in _LIT_FAILURES
+
+    @property
+    def lit_code(self) -> lit.Test.ResultCode:
+        import lit.Test
+
+        return getattr(lit.Test, self.value)
+
+    @classmethod
+    def of(cls, code: lit.Test.ResultCode) -> ResultCode:
+        """Ours for lit's `code`."""
+        return cls(code.name)
+
+
+_LIT_FAILURES = frozenset(
+    {ResultCode.FAIL, ResultCode.XPASS, ResultCode.UNRESOLVED, ResultCode.TIMEOUT}
+)
+
+
+class ExecutionVerdict(StrEnum):
+    """The execution checker's verdict on one case through one pipeline: its results
+    matched torch's, it failed to lower, compile, run or match, or its compiled code was
+    still running at the time limit."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    TIMEOUT = "TIMEOUT"
+
+    @property
+    def is_failure(self) -> bool:
+        return self is not ExecutionVerdict.PASS
+
+
+class SweepVerdict(StrEnum):
+    """A sweep entry's verdict (`mlirpipe sweep`), in the summary's column order: it passed,
+    the compiler miscompiled, refused or crashed on it, torch could not run it, or the
+    harness itself failed. Only the compiler's own failures count as failures."""
+
+    PASS = "PASS"
+    MISMATCH = "MISMATCH"
+    NOT_LOWERED = "NOT-LOWERED"
+    CRASH = "CRASH"
+    TORCH = "TORCH"
+    HARNESS = "HARNESS"
+
+    @property
+    def is_failure(self) -> bool:
+        return self in (SweepVerdict.MISMATCH, SweepVerdict.NOT_LOWERED, SweepVerdict.CRASH)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ class FileOrder:
         verdict = next((v for k, v in report.user_properties if k == VERDICT), None)
         if report.when == "call" and verdict is not None:
             self.seen[report.nodeid] = report.duration
-            self.verdicts[report.nodeid] = verdict
+            self.verdicts[report.nodeid] = str(verdict)
 
     def file_timings(self) -> dict[str, dict[str, object]]:
         """{node id: {"verdict": lit's code, "seconds": its run}} of this run's file tests."""
@@ -81,6 +81,8 @@ def longest_first_scheduling(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScheduling
 
     class LongestFirstScheduling(LoadScheduling):
+        collection: list[str] | None  # xdist's: the node ids, once the nodes agree on them
+
         def __init__(self, config: pytest.Config, log: Any = None) -> None:
             super().__init__(config, log)
             self.maxschedchunk = 1  # refills: one test at a time

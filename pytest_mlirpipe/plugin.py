@@ -78,7 +78,12 @@ def _register_shard(config: pytest.Config) -> None:
     except sharding.ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
     if shard:
-        lit_name = lambda item: file_runner(config).make_test(item.path).getFullName()  # noqa: E731
+
+        def lit_name(item: pytest.Item) -> str:
+            runner = file_runner(config)
+            assert runner is not None  # this plugin configured the run
+            return runner.make_test(item.path).getFullName()
+
         config.pluginmanager.register(sharding.Shard(*shard, lit_name), "mlirpipe-shard")
 
 
@@ -195,7 +200,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if page and item.config.pluginmanager.hasplugin("html"):
         from pytest_html import extras
 
-        link = extras.url(Path(page).resolve().as_uri(), name="stage report")
+        link = extras.url(Path(str(page)).resolve().as_uri(), name="stage report")
         report.extras = [*getattr(report, "extras", []), link]
     return report
 

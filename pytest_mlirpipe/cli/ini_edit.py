@@ -66,7 +66,7 @@ def toml_edit(
         doc = tomlkit.parse(text)
         place = doc
         for part in table:
-            place = place[part]  # type: ignore[assignment]
+            place = place[part]
         for key in added:
             value = tomlkit.array()
             value.extend(keys[key])
@@ -182,6 +182,7 @@ def ini_edit(text: str, section: str, keys: dict[str, list[str]], name: str = "i
         new = text + _separator(text) + f"[{section}]\n{lines}"
     else:
         at = before.lineof(section)  # 1-based line of the header
+        assert at is not None  # the section is there (`had`)
         head = text.splitlines(keepends=True)
         if len(head) >= at and not head[at - 1].endswith("\n"):
             head[at - 1] += "\n"

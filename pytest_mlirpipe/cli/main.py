@@ -7,13 +7,16 @@ import difflib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    import torch
 
 from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
 from ..execution.frontends import IMPORT_TARGETS
 from ..lowering.catalog import catalog_for, known_pass_names
 from ..lowering.host_cpu import CPU_FEATURES_ENV
-from ..model import Location
+from ..model import Location, SweepVerdict
 from ..options import add_cli_options
 from ..tools.common import (
     ArgumentParser,
@@ -559,7 +562,9 @@ def _refuse_inputs_for_onnx(args: argparse.Namespace) -> None:
         )
 
 
-def _torch_model(args: argparse.Namespace, purpose: str, example: str) -> tuple[object, list]:
+def _torch_model(
+    args: argparse.Namespace, purpose: str, example: str
+) -> tuple[torch.nn.Module, list]:
     """The PyTorch model FILE.py::Name and seeded inputs of the shapes --inputs gives."""
     from ..execution import model_file
 
@@ -781,7 +786,7 @@ def _write_sweep_reports(out, pipelines: tuple[str, ...], top: int, stdout: Text
     write_atomic(out / "matrix.json", sweep_report.matrix_json(m))
     write_atomic(out / "matrix.html", sweep_report.matrix_html(m, summary))
     stdout.write(f"\n{summary}\n")
-    if top and any(r.verdict == "HARNESS" for r in results):
+    if top and any(r.verdict is SweepVerdict.HARNESS for r in results):
         stdout.write("\n" + sweep_report.harness_causes(results, top) + "\n")
     stdout.write(f"\nmatrix: {out / 'matrix.json'}, {out / 'matrix.html'}\n")
 

@@ -137,8 +137,7 @@ def _oracle(args: argparse.Namespace, text: str, name: str):
             raise UsageError(Problem("no such test file", Location(args.input)))
         with tempfile.TemporaryDirectory(prefix="mlirpipe-reduce-") as exec_root:
             line = run_line(FileTestRunner(exec_root), path, args.run_line, name)
-        oracle = line.oracle(args.timeout)
-        return oracle, oracle.scratch
+        return line.oracle(args.timeout)
     if args.pass_pipeline:
         from ..tools.opt import checked_pass_pipeline
 

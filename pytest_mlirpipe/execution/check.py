@@ -9,11 +9,11 @@ from typing import Any
 
 from .. import contain
 from ..errors import MlirpipeError, Problem, UsageError, first_line
-from ..model import Pipeline
+from ..model import ExecutionVerdict, Pipeline
 from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
 from .blas_library import set_blas_threads
 from .cache import ArtifactCache
-from .compare import Comparison, compare
+from .compare import Comparison, Tolerances, compare
 from .compiled_model import CompiledModel, check_mode, compile_model
 from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, reference_results
 from .model_lowering import require_llvm_output
@@ -24,8 +24,6 @@ from .timing import TimingConfig, measure
 from .workdir import WorkDir
 
 DEFAULT_PIPELINES = ("refbackend",)
-# The verdicts that fail a check(): wrong results or an error, and code stopped at the time limit.
-FAILING = frozenset({"FAIL", "TIMEOUT"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +32,7 @@ class Outcome:
 
     case: str
     pipeline: str
-    verdict: str  # PASS, FAIL, TIMEOUT (contained code that passed the time limit), UNSUPPORTED
+    verdict: ExecutionVerdict  # PASS, FAIL or TIMEOUT (its name is taken too)
     abi: str = ""
     mode: str = "jit"
     comparison: Comparison | None = None
@@ -49,6 +47,9 @@ class Outcome:
     bisection: Bisection | None = None  # where wrong results begin (check(..., bisect=True))
     repro: str = ""  # for wrong results: the command lowering the saved imported module
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", ExecutionVerdict(self.verdict))
+
     @property
     def max_abs(self) -> float | None:
         return self.comparison.max_abs if self.comparison is not None else None
@@ -60,7 +61,7 @@ class ExecutionMismatch(MlirpipeError):
     def __init__(self, case: str, outcomes: Sequence[Outcome]):
         self.case = case
         self.outcomes = tuple(outcomes)
-        failed = [o for o in outcomes if o.verdict in FAILING]
+        failed = [o for o in outcomes if o.verdict.is_failure]
         super().__init__(
             [
                 Problem(
@@ -68,7 +69,7 @@ class ExecutionMismatch(MlirpipeError):
                     + (f", {o.abi}" if o.abi else "")
                     + (f", {o.export} export" if o.export else "")
                     + "): "
-                    + ("TIMEOUT, " if o.verdict == "TIMEOUT" else "")
+                    + ("TIMEOUT, " if o.verdict is ExecutionVerdict.TIMEOUT else "")
                     + (o.error or (o.comparison.format() if o.comparison else "failed"))
                     + (f"\n  reproduce the lowering with: {o.repro}" if o.repro else "")
                     + (f"\n{o.bisection.format()}" if o.bisection is not None else ""),
@@ -87,7 +88,7 @@ _BISECT_HINT = (
 
 def _bisectable(outcome: Outcome) -> bool:
     """A pipeline that lowered and ran, with wrong results (a bisection can look for them)."""
-    return outcome.verdict == "FAIL" and outcome.comparison is not None
+    return outcome.verdict.is_failure and outcome.comparison is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ class _Case:
     frontend: Frontend
     expected: list[Any]
     exact: Float64Results  # the float64 results the scaled rule judges by, or why none
-    tolerances: tuple[float | None, float | None, Mapping[str, tuple[float, float]] | None]
+    tolerances: Tolerances
     mode: str
     flops: float | None
     timed: bool
@@ -217,7 +218,7 @@ class ModelChecker:
         if not pipes:
             raise UsageError(Problem("check() got an empty list of pipelines"))
         timed = self.timing is not None if time_it is None else time_it
-        tolerances = (rtol, atol, per_dtype)
+        tolerances = Tolerances(rtol, atol, per_dtype)
         case = self._case(frontend, pipes[0], reference, tolerances, name, work_dir, mode, timed)
         case = replace(case, flops=flops)  # reported with its timings
         outcomes = self._run(case, pipes)
@@ -229,7 +230,7 @@ class ModelChecker:
         if frontend.export_mode() == "strict":
             outcomes = [replace(o, export="strict") for o in outcomes]
         self.outcomes.extend(outcomes)
-        if any(o.verdict in FAILING for o in outcomes):
+        if any(o.verdict.is_failure for o in outcomes):
             raise ExecutionMismatch(case.name, outcomes)
         return outcomes
 
@@ -255,7 +256,7 @@ class ModelChecker:
         """
         options = ImportOptions.of(backend_legal_ops, decompositions)
         frontend = frontend_for(model, inputs, options)
-        case = self._case(frontend, pipeline, reference, (rtol, atol, None), name, work_dir)
+        case = self._case(frontend, pipeline, reference, Tolerances(rtol, atol), name, work_dir)
         return self._bisect(case, pipeline, False)
 
     def _case(
@@ -263,15 +264,14 @@ class ModelChecker:
         frontend: Frontend,
         first_pipeline: str,
         reference: Callable[..., Any] | None,
-        tolerances: tuple[float | None, float | None, Mapping[str, tuple[float, float]] | None],
+        tolerances: Tolerances,
         name: str | None,
         work_dir: Path | str | None,
         mode: str | None = None,
         timed: bool = False,
     ) -> _Case:
         """What a check() or bisect() call fixes for every pipeline it runs."""
-        rtol, atol, _ = tolerances
-        expected, exact = self._references(frontend, first_pipeline, reference, rtol, atol)
+        expected, exact = self._references(frontend, first_pipeline, reference, tolerances)
         return _Case(
             name or frontend.name,
             frontend,
@@ -296,7 +296,7 @@ class ModelChecker:
             snapshot = replace(imported, text=text, cached=False)
             run = self._contained if contained else self._compile_and_compare
             outcome, _ = run(untimed, snapshot, tail)
-            if outcome.verdict == "PASS":
+            if outcome.verdict is ExecutionVerdict.PASS:
                 return RIGHT, ""
             if outcome.comparison is not None:
                 # "result 0 ('x'): 5 of 8 elements differ (62.50%)", without the rule's numbers
@@ -320,8 +320,7 @@ class ModelChecker:
         frontend: Frontend,
         first_pipeline: str,
         reference: Callable[..., Any] | None,
-        rtol: float | None,
-        atol: float | None,
+        tolerances: Tolerances,
     ) -> tuple[list[Any], Float64Results]:
         """The expected results (torch eager, ONNX's evaluator or `reference`) and, when no
         tolerance is given, the float64 run the default verdict judges against."""
@@ -329,7 +328,7 @@ class ModelChecker:
             expected = reference_results(reference, frontend.inputs)
         else:
             expected = frontend.expected(lambda: self.pipeline(first_pipeline))
-        if rtol is None and atol is None:
+        if not tolerances.uniform:
             exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
         else:
             exact = Float64Results(why_not="a tolerance was given")
@@ -366,10 +365,10 @@ class ModelChecker:
             outcome, compiled = self._compile_and_compare(case, imported, pipe)
         else:
             outcome, compiled = self._contained(case, imported, pipe)
-        if self.repros and outcome.verdict == "FAIL" and outcome.comparison is not None:
+        if self.repros and outcome.verdict.is_failure and outcome.comparison is not None:
             _, command = _write_repro(case, pipe, imported)
             outcome = replace(outcome, repro=command)
-        if compiled is None or outcome.verdict != "PASS":
+        if compiled is None or outcome.verdict is not ExecutionVerdict.PASS:
             return outcome, None
         return outcome, compiled.function
 
@@ -387,10 +386,11 @@ class ModelChecker:
         )
         if not ended.ok:
             error = _contained_failure(ended, case, pipe, imported, self.timeout)
-            verdict = "TIMEOUT" if ended.kind == "timeout" else "FAIL"
-            return Outcome(case.name, pipe.name, verdict, mode=case.mode, error=error), None
+            verdict = ExecutionVerdict.TIMEOUT if ended.kind == "timeout" else ExecutionVerdict.FAIL
+            failed = Outcome(case.name, pipe.name, verdict, mode=case.mode, error=error)
+            return failed, None
         outcome = ended.value
-        if outcome.verdict == "PASS" and case.timed:
+        if outcome.verdict is ExecutionVerdict.PASS and case.timed:
             # It ran once, contained; timing needs it here (the lowering is cached).
             return outcome, compile_model(
                 imported, pipe, case.name, case.mode, self.cache, case.work
@@ -401,7 +401,6 @@ class ModelChecker:
         self, case: _Case, imported: ImportedModel, pipe: Pipeline
     ) -> tuple[Outcome, CompiledModel | None]:
         """Lower, compile, call once and compare: the steps a broken compiler can crash in."""
-        rtol, atol, per_dtype = case.tolerances
         try:
             compiled = compile_model(imported, pipe, case.name, case.mode, self.cache, case.work)
             fn = compiled.function
@@ -412,9 +411,7 @@ class ModelChecker:
                 actual,
                 case.expected,
                 names,
-                rtol,
-                atol,
-                per_dtype,
+                case.tolerances,
                 case.exact.results,
                 case.exact.why_not,
             )
@@ -423,7 +420,7 @@ class ModelChecker:
         outcome = Outcome(
             case.name,
             pipe.name,
-            "PASS" if comparison.ok else "FAIL",
+            ExecutionVerdict.PASS if comparison.ok else ExecutionVerdict.FAIL,
             abi=compiled.abi.value,
             mode=case.mode,
             comparison=comparison,
@@ -461,7 +458,7 @@ def _failed(case: _Case, pipeline: str, exc: MlirpipeError) -> Outcome:
     return Outcome(
         case.name,
         pipeline,
-        "FAIL",
+        ExecutionVerdict.FAIL,
         mode=case.mode,
         error=exc.format(),
         refusal=refusal_of(exc),

@@ -214,6 +214,32 @@ def tolerance_for(
     return (r if rtol is None else rtol, a if atol is None else atol)
 
 
+@dataclass(frozen=True, slots=True)
+class Tolerances:
+    """The tolerances a check is given: `rtol`/`atol` for every inexact result, and per dtype
+    (`per_dtype`: dtype name -> (rtol, atol)); a result none of them covers is judged by the
+    default rule (see rule_for)."""
+
+    rtol: float | None = None
+    atol: float | None = None
+    per_dtype: Mapping[str, tuple[float, float]] | None = None
+
+    @property
+    def uniform(self) -> bool:
+        """Whether `rtol` or `atol` was given (then no float64 run is needed)."""
+        return self.rtol is not None or self.atol is not None
+
+    def rule(self, dtype: np.dtype, has_exact: bool) -> Rule:
+        return rule_for(dtype, self.rtol, self.atol, self.per_dtype, has_exact)
+
+    def of(self, dtype: np.dtype) -> tuple[float, float]:
+        """(rtol, atol) for a result of `dtype`."""
+        return tolerance_for(dtype, self.rtol, self.atol, self.per_dtype)
+
+
+NO_TOLERANCES = Tolerances()
+
+
 def is_inexact(dtype: np.dtype) -> bool:
     """Floating point or complex, numpy's own or ml_dtypes' (bfloat16 is kind 'V')."""
     return dtype.kind in "fc" or dtype.name in DEFAULT_TOLERANCES
@@ -250,6 +276,18 @@ def compare_one(
     why_not_scaled: str = "no float64 reference",
 ) -> ResultComparison:
     """Compare one native result with torch's; `exact` is the float64 (complex128) result."""
+    tolerances = Tolerances(rtol, atol, per_dtype)
+    return _compare_one(name, actual, expected, tolerances, exact, why_not_scaled)
+
+
+def _compare_one(
+    name: str,
+    actual: Any,
+    expected: Any,
+    tolerances: Tolerances,
+    exact: np.ndarray | None,
+    why_not_scaled: str,
+) -> ResultComparison:
     a, e = as_numpy(actual), as_numpy(expected)
     if a.shape != e.shape:
         return ResultComparison(
@@ -265,10 +303,11 @@ def compare_one(
     if a.dtype != e.dtype:
         return ResultComparison(name, False, "dtype", **common)
     x, why_not = _usable_exact(exact, e, why_not_scaled)
-    rule = rule_for(e.dtype, rtol, atol, per_dtype, x is not None)
-    r, t = tolerance_for(e.dtype, rtol, atol, per_dtype)
+    rule = tolerances.rule(e.dtype, x is not None)
+    r, t = tolerances.of(e.dtype)
     common.update(rule=rule.value, rtol=r, atol=t)
     if rule is Rule.SCALED:
+        assert x is not None  # the rule is SCALED only with the float64 result
         m, numbers = _scaled_masks(a, e, x, r, t)
         common.update(numbers)
     else:
@@ -406,9 +445,7 @@ def compare(
     actual: Sequence[Any],
     expected: Sequence[Any],
     names: Sequence[str] = (),
-    rtol: float | None = None,
-    atol: float | None = None,
-    per_dtype: Mapping[str, tuple[float, float]] | None = None,
+    tolerances: Tolerances = NO_TOLERANCES,
     exact: Sequence[np.ndarray | None] = (),
     why_not_scaled: str = "no float64 reference",
 ) -> Comparison:
@@ -422,7 +459,7 @@ def compare(
         )
     exacts = list(exact) + [None] * (len(expected) - len(exact))
     results = tuple(
-        compare_one(n, a, e, rtol, atol, per_dtype, x, why_not_scaled)
+        _compare_one(n, a, e, tolerances, x, why_not_scaled)
         for n, a, e, x in zip(names, actual, expected, exacts, strict=False)
     )
     return Comparison(results, count_problem)

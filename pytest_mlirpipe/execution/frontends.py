@@ -541,7 +541,7 @@ def _export(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> tuple[An
     strict=True."""
     import torch
 
-    failures = []
+    failures: list[tuple[str, Exception]] = []
     for how, strict in _EXPORT_MODES:
         # a failed first attempt is retried: what torch prints about it (a warning, the graph
         # so far on stderr) is not news

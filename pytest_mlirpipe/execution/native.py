@@ -8,9 +8,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
 
 from ..errors import MlirpipeError, Problem
 from . import buffer_pool, openmp, runtime
@@ -171,7 +174,8 @@ SECOND_FILL = 0xA5  # the byte every out-param holds before the second, checking
 
 def poisoned(t: TensorType) -> np.ndarray:
     """An out-param for `t` that no correct result leaves as it is: NaN, or 0x5A bytes."""
-    out = np.empty(t.shape, t.numpy_dtype)
+    # destination passing is chosen only for static result shapes
+    out = np.empty(cast("tuple[int, ...]", t.shape), t.numpy_dtype)
     if out.dtype.kind in "fcV" or out.dtype.name == "bfloat16":
         out[...] = np.nan
     else:
@@ -245,7 +249,7 @@ class NativeFunction:
         self,
         signature: EntrySignature,
         abi: EntryAbi,
-        entry: Callable[[], Callable[[int], None]],
+        entry: Callable[[], Callable[[int], None] | None],
         keepalive: Sequence[object] = (),
         register_consumer: Callable[[str, int], None] | None = None,
         kind: str = "jit",
@@ -285,8 +289,8 @@ class NativeFunction:
             ]
         self._pointers = pointers
         # Looked up after the consumer is registered: the lookup resolves every symbol.
-        self._entry = entry()
-        if not self._entry:
+        found = entry()
+        if not found:
             raise MlirpipeError(
                 Problem(
                     f"the JIT could not compile @{sig.function}: a symbol it calls is missing "
@@ -296,6 +300,7 @@ class NativeFunction:
                     "inside the pipeline",
                 )
             )
+        self._entry = found
         self._packed = (ctypes.c_void_p * len(pointers))(*[ctypes.addressof(p) for p in pointers])
         self._packed_address = ctypes.addressof(self._packed)
         self._inputs: list[np.ndarray] = []
@@ -344,7 +349,7 @@ class NativeFunction:
         return [self._ret_ptr] + [ctypes.c_void_p(ctypes.addressof(d)) for d in self._in_desc]
 
     # The callback is created once per compiled function: per call it copies and frees.
-    def _make_consumer(self) -> object:
+    def _make_consumer(self) -> CFuncPtr:
         n = len(self.signature.results)
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))
         results = self.signature.results
@@ -392,12 +397,13 @@ class NativeFunction:
         for d, a in zip(self._in_desc, self._inputs, strict=True):
             _fill(d, a)
         if self.abi.abi is Abi.DESTINATION:
-            self._outputs = [poisoned(t) for t in sig.results]
-            for d, a in zip(self._out_desc, self._outputs, strict=True):
+            outputs = [poisoned(t) for t in sig.results]
+            for d, a in zip(self._out_desc, outputs, strict=True):
                 _fill(d, a)
-            call = functools.partial(self._entry, self._packed_address)
-            call.owner = self  # type: ignore[attr-defined]  # keeps the engine or library alive
-            return call
+            self._outputs = list(outputs)
+            bound = functools.partial(self._entry, self._packed_address)
+            bound.owner = self  # type: ignore[attr-defined]  # keeps the engine or library alive
+            return bound
         if self.abi.abi is Abi.RETURNED or self._native_consumer:
             entry, address, collect = self._entry, self._packed_address, self._collect
 
@@ -406,9 +412,9 @@ class NativeFunction:
                 collect(sig.results)
 
             return call
-        call = functools.partial(self._entry, self._packed_address)
-        call.owner = self  # type: ignore[attr-defined]
-        return call
+        bound = functools.partial(self._entry, self._packed_address)
+        bound.owner = self  # type: ignore[attr-defined]
+        return bound
 
     def outputs(self) -> list[np.ndarray]:
         return [o for o in self._outputs if o is not None]
@@ -557,7 +563,7 @@ def _pool_free(lib: ctypes.CDLL | None) -> Callable[[int], None] | None:
     )
 
 
-def _python_memref_copy() -> object:
+def _python_memref_copy() -> CFuncPtr:
     """memrefCopy for machines without a C compiler (slow: a Python call per copy)."""
 
     def copy(elsize: int, src: int, dst: int) -> None:

@@ -82,7 +82,7 @@ def select_units(
         _refuse_unknown_ops(ops, catalogue)
     chosen = [info for info in catalogue if ops is None or info.name in ops or op_id(info) in ops]
     wanted = [(d, torch_dtype(d)) for d in dtypes]
-    units = []
+    units: list[Unit] = []
     for info in chosen[:limit] if limit is not None else chosen:
         supported = info.supported_dtypes("cpu")
         units.extend(Unit(op_id(info), name, samples) for name, dt in wanted if dt in supported)

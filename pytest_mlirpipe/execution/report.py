@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic import write_atomic
 from ..errors import Problem, UsageError
+from ..model import ExecutionVerdict
 from .timing import format_seconds
 
 if TYPE_CHECKING:
@@ -23,8 +24,9 @@ JSON_FORMAT = 1
 def outcome_to_dict(o: Outcome) -> dict[str, Any]:
     """Plain data (for JSON and for shipping from an xdist worker)."""
     d = dataclasses.asdict(o)
+    d["verdict"] = str(o.verdict)  # a plain string: xdist ships the rows as they are
     d["max_abs"] = o.max_abs
-    d["ok"] = o.verdict == "PASS"
+    d["ok"] = o.verdict is ExecutionVerdict.PASS
     return d
 
 
@@ -85,7 +87,7 @@ def format_side_by_side(rows: Iterable[dict[str, Any]]) -> str:
     with the ratio to torch (e.g. a plain pipeline next to its -blas twin)."""
     timed: dict[str, dict[str, dict[str, Any]]] = {}
     for d in rows:
-        if d.get("verdict") == "PASS" and d.get("timing"):
+        if d.get("verdict") == ExecutionVerdict.PASS and d.get("timing"):
             timed.setdefault(d["case"], {}).setdefault(d["pipeline"], d)
     cases = {c: by_pipe for c, by_pipe in timed.items() if len(by_pipe) > 1}
     if not cases:
@@ -104,11 +106,11 @@ def format_side_by_side(rows: Iterable[dict[str, Any]]) -> str:
         torch_median = torch_medians[len(torch_medians) // 2] if torch_medians else None
         cells = [case, format_seconds(torch_median) if torch_median else "-"]
         for p in pipelines:
-            d = by_pipe.get(p)
-            if d is None:
+            row = by_pipe.get(p)
+            if row is None:
                 cells.append("")
                 continue
-            median = d["timing"]["median"]
+            median = row["timing"]["median"]
             ratio = f" ({median / torch_median:.2f}x)" if torch_median else ""
             cells.append(format_seconds(median) + ratio)
         body.append(cells)

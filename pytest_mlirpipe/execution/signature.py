@@ -166,6 +166,7 @@ def parse_tensor_type(
     dtype (`str(tensor.dtype)`), which keeps an unsigned type unsigned."""
     text = text.strip()
     scalar = role == "result" and (text in SCALAR_DTYPES or text in _TORCH_SCALARS)
+    shape: tuple[int | None, ...]
     if scalar:
         shape, dtype = (), _TORCH_SCALARS.get(text, text)
     elif (m := _TENSOR.match(text)) is not None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import contain
 from ..errors import MlirpipeError, Problem
+from ..model import SweepVerdict
 from . import opinfo
 from .opinfo import Unit
 from .verdicts import (
@@ -74,7 +75,7 @@ def _beyond_the_boundary(
             checker.compile(module, *inputs, pipeline=pipeline)
     except MlirpipeError as refused:
         verdict = classify_error(refused)
-        if verdict.verdict != "HARNESS":
+        if verdict.verdict is not SweepVerdict.HARNESS:
             return verdict
     except Exception:  # then the harness's own limit is the verdict
         pass
@@ -113,10 +114,10 @@ def _nothing_to_compare(module: Any, inputs: Sequence[Any]) -> Verdict | None:
     except Exception:
         return None
     if mode.random:
-        return Verdict("TORCH", f"random: torch eager calls {mode.random[0]}", "eager")
+        return Verdict(SweepVerdict.TORCH, f"random: torch eager calls {mode.random[0]}", "eager")
     if mode.calls and all(c.startswith(_UNINITIALIZED) for c in mode.calls):
         why = f"undefined: torch eager returns uninitialized memory ({mode.calls[0]})"
-        return Verdict("TORCH", why, "eager")
+        return Verdict(SweepVerdict.TORCH, why, "eager")
     return None
 
 
@@ -134,9 +135,9 @@ def contained_entry(
     last = ended.notes[-1] if ended.notes else None
     if ended.kind == "error":  # check_entry itself failed: ours
         lines = ended.detail.strip().splitlines()
-        return Verdict("HARNESS", lines[-1] if lines else "an error in the sweep")
+        return Verdict(SweepVerdict.HARNESS, lines[-1] if lines else "an error in the sweep")
     where = f", while {last}" if last else ", while importing"
-    return Verdict("CRASH", f"{ended.detail}{where}", stage_of_note(last))
+    return Verdict(SweepVerdict.CRASH, f"{ended.detail}{where}", stage_of_note(last))
 
 
 # ---- one unit (an op in one dtype) ----------------------------------------------------------
@@ -170,9 +171,13 @@ class UnitRunner:
             samples = opinfo.samples_of(info, unit.dtype, unit.samples)
         except Exception as exc:
             why = classify_exception(exc)
-            return self._all(unit, 0, skip, Verdict("TORCH", f"samples: {why.detail}", "samples"))
+            return self._all(
+                unit, 0, skip, Verdict(SweepVerdict.TORCH, f"samples: {why.detail}", "samples")
+            )
         if not samples:
-            none = Verdict("TORCH", f"OpInfo has no {unit.dtype} sample on CPU", "samples")
+            none = Verdict(
+                SweepVerdict.TORCH, f"OpInfo has no {unit.dtype} sample on CPU", "samples"
+            )
             return self._all(unit, 0, skip, none)
         results = []
         for index, sample in enumerate(samples):
@@ -319,7 +324,8 @@ def _run_in_pool(
             finished(n, futures[future], future.result())
     except KeyboardInterrupt:  # the units that ended are in the results file: resumable
         for process in list((pool._processes or {}).values()):  # no public way to list them
-            contain.kill_tree(process.pid)
+            if process.pid is not None:  # started
+                contain.kill_tree(process.pid)
         raise
     except BrokenProcessPool:
         raise MlirpipeError(

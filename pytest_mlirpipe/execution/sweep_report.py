@@ -9,17 +9,18 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..model import SweepVerdict
 from .verdicts import VERDICTS, EntryResult
 
 MATRIX_FORMAT = 1
 # A cell's colour in the HTML matrix.
 _COLOURS = {
-    "PASS": "#c8e6c9",
-    "MISMATCH": "#ef9a9a",
-    "NOT-LOWERED": "#fff59d",
-    "CRASH": "#ce93d8",
-    "TORCH": "#e0e0e0",
-    "HARNESS": "#ffcc80",
+    SweepVerdict.PASS: "#c8e6c9",
+    SweepVerdict.MISMATCH: "#ef9a9a",
+    SweepVerdict.NOT_LOWERED: "#fff59d",
+    SweepVerdict.CRASH: "#ce93d8",
+    SweepVerdict.TORCH: "#e0e0e0",
+    SweepVerdict.HARNESS: "#ffcc80",
 }
 
 
@@ -45,12 +46,12 @@ def matrix(results: Iterable[EntryResult], pipelines: Sequence[str]) -> dict[str
     """Row (op) × pipeline -> verdict and detail; sorted, without timings, so two sweeps diff."""
     rows: dict[str, dict[str, dict[str, Any]]] = {}
     for r in results:
-        cell: dict[str, Any] = {"verdict": r.verdict, "detail": r.detail}
+        cell: dict[str, Any] = {"verdict": str(r.verdict), "detail": r.detail}
         if r.stage:
             cell["stage"] = r.stage
         if r.pass_name:
             cell["pass"] = r.pass_name
-        if r.max_abs is not None and r.verdict in ("PASS", "MISMATCH"):
+        if r.max_abs is not None and r.verdict in (SweepVerdict.PASS, SweepVerdict.MISMATCH):
             cell["max_abs"] = float(f"{r.max_abs:.3g}")
         rows.setdefault(row_name(r), {})[r.pipeline] = cell
     return {
@@ -69,7 +70,7 @@ def counts(results: Iterable[EntryResult]) -> dict[str, Counter]:
     """Pipeline -> how many entries got each verdict."""
     found: dict[str, Counter] = {}
     for r in results:
-        found.setdefault(r.pipeline, Counter())[r.verdict] += 1
+        found.setdefault(r.pipeline, Counter())[str(r.verdict)] += 1
     return found
 
 
@@ -99,7 +100,7 @@ def harness_causes(results: Iterable[EntryResult], top: int = 10) -> str:
 
     groups: dict[str, list[str]] = {}
     for r in results:
-        if r.verdict == "HARNESS":
+        if r.verdict is SweepVerdict.HARNESS:
             groups.setdefault(_cause(r.detail), []).append(f"{r.op} ({r.pipeline})")
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
     rows = [

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MlirpipeError, first_line
+from ..model import ExecutionVerdict, SweepVerdict
 from .refusal import TORCH, Refusal, refusal_of
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from .compare import Comparison
 
 # In the order of the summary's columns; what each means is in docs/guides/sweep.md.
-VERDICTS = ("PASS", "MISMATCH", "NOT-LOWERED", "CRASH", "TORCH", "HARNESS")
+VERDICTS = tuple(v.value for v in SweepVerdict)
 DETAIL_CHARS = 300  # a detail is one line, cut to this length
 
 
@@ -27,19 +28,22 @@ class EntryResult:
     dtype: str
     sample: int
     pipeline: str
-    verdict: str
+    verdict: SweepVerdict  # its name is taken too
     detail: str = ""
     stage: str = ""  # where it stopped: export, eager, import, a pipeline stage, native, run
     pass_name: str = ""  # the pass that refused it, when known
     max_abs: float | None = None
     seconds: float = 0.0
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", SweepVerdict(self.verdict))
+
     @property
     def key(self) -> tuple[str, str, int, str]:
         return (self.op, self.dtype, self.sample, self.pipeline)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "verdict": str(self.verdict)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EntryResult:
@@ -50,11 +54,14 @@ class EntryResult:
 class Verdict:
     """What an entry's check came to, before it is tied to its entry."""
 
-    verdict: str
+    verdict: SweepVerdict  # its name is taken too
     detail: str = ""
     stage: str = ""
     pass_name: str = ""
     max_abs: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", SweepVerdict(self.verdict))
 
 
 def _one_line(text: str) -> str:
@@ -79,8 +86,10 @@ def _refusal(message: str) -> str:
 def verdict_of_refusal(refusal: Refusal) -> Verdict:
     """TORCH when torch refused the model, NOT-LOWERED (with stage and pass) for the compiler."""
     if refusal.by == TORCH:
-        return Verdict("TORCH", _one_line(refusal.reason), refusal.stage)
-    return Verdict("NOT-LOWERED", _refusal(refusal.reason), refusal.stage, refusal.pass_name)
+        return Verdict(SweepVerdict.TORCH, _one_line(refusal.reason), refusal.stage)
+    return Verdict(
+        SweepVerdict.NOT_LOWERED, _refusal(refusal.reason), refusal.stage, refusal.pass_name
+    )
 
 
 def classify_error(exc: MlirpipeError) -> Verdict:
@@ -88,17 +97,17 @@ def classify_error(exc: MlirpipeError) -> Verdict:
     refusal = refusal_of(exc)
     if refusal is not None:
         return verdict_of_refusal(refusal)
-    return Verdict("HARNESS", _message(exc.format()))
+    return Verdict(SweepVerdict.HARNESS, _message(exc.format()))
 
 
 def classify_outcome(outcome: Outcome) -> Verdict:
     """The verdict of one pipeline's Outcome from ModelChecker.check."""
-    if outcome.verdict == "PASS":
-        return Verdict("PASS", "", max_abs=outcome.max_abs)
+    if outcome.verdict is ExecutionVerdict.PASS:
+        return Verdict(SweepVerdict.PASS, "", max_abs=outcome.max_abs)
     if outcome.refusal is not None:
         return verdict_of_refusal(outcome.refusal)
     if outcome.comparison is None:
-        return Verdict("HARNESS", _message(outcome.error or "failed without a message"))
+        return Verdict(SweepVerdict.HARNESS, _message(outcome.error or "failed without a message"))
     return classify_comparison(outcome.comparison)
 
 
@@ -106,15 +115,15 @@ def classify_comparison(comparison: Comparison) -> Verdict:
     """A failed comparison: wrong values or shapes are a miscompile; a wrong number of
     results, or a dtype that differs only in signedness, is how the harness read them."""
     if comparison.count_problem:
-        return Verdict("HARNESS", _one_line(comparison.count_problem), "compare")
+        return Verdict(SweepVerdict.HARNESS, _one_line(comparison.count_problem), "compare")
     failed = [r for r in comparison.results if not r.ok]
     for r in failed:
         if r.kind == "dtype" and r.dtype.lstrip("u") == r.expected_dtype.lstrip("u"):
-            return Verdict("HARNESS", _one_line(r.format()), "compare")
+            return Verdict(SweepVerdict.HARNESS, _one_line(r.format()), "compare")
     first = failed[0] if failed else None
     # what differs and the errors; the first differing elements stay in the failure report
     detail = _one_line(" ".join(first.format().splitlines()[:2])) if first else "differs"
-    return Verdict("MISMATCH", detail, "compare", max_abs=comparison.max_abs)
+    return Verdict(SweepVerdict.MISMATCH, detail, "compare", max_abs=comparison.max_abs)
 
 
 def classify_exception(exc: BaseException) -> Verdict:
@@ -125,7 +134,9 @@ def classify_exception(exc: BaseException) -> Verdict:
             path = frame.filename.split("pytest_mlirpipe", 1)[1].lstrip("/")
             where = f" (at {path}:{frame.lineno} in {frame.name})"
             break
-    return Verdict("HARNESS", _one_line(f"{type(exc).__name__}: {first_line(exc)}") + where)
+    return Verdict(
+        SweepVerdict.HARNESS, _one_line(f"{type(exc).__name__}: {first_line(exc)}") + where
+    )
 
 
 # Where a contained child was, from its last progress note (contain.note), as a stage name.

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import close_matches, did_you_mean
+from ..model import ResultCode
 
 KINDS = ("crash", "timeout")
 _KEYWORD = "MLIRPIPE-"
@@ -134,31 +135,37 @@ def signal_of(output: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def judge(code: str, output: str, expected: Expectations, path: str) -> tuple[str, str]:
+def judge(
+    code: ResultCode, output: str, expected: Expectations, path: str
+) -> tuple[ResultCode, str]:
     """(code, output) once the file's expectation is applied to lit's verdict."""
     if expected.kind is None or expected.problems:  # malformed lines: UNRESOLVED elsewhere
         return code, output
     where = f"{path}:{expected.kind_line}"
+    ended = code in (ResultCode.PASS, ResultCode.FAIL)  # on its own, in time
     if expected.kind == "crash":
         sig = signal_of(output)
-        if code == "FAIL" and sig is not None:
-            return "XFAIL", f"crashed as MLIRPIPE-EXPECT: crash expects ({_name(sig)})\n{output}"
-        if code in ("PASS", "FAIL"):
-            how = "the file passed" if code == "PASS" else "it failed without a crash"
-            return "FAIL", (
+        if code is ResultCode.FAIL and sig is not None:
+            return ResultCode.XFAIL, (
+                f"crashed as MLIRPIPE-EXPECT: crash expects ({_name(sig)})\n{output}"
+            )
+        if ended:
+            how = "the file passed" if code is ResultCode.PASS else "it failed without a crash"
+            return ResultCode.FAIL, (
                 f"{where}: error: MLIRPIPE-EXPECT: crash, but no command was killed by a signal "
                 f"({how})\n  hint: a crash is a signal (abort, segfault); for a wrong answer "
                 f"or an error exit use XFAIL: *\n{output}"
             )
         return code, output
-    if code == "TIMEOUT":
-        return "XFAIL", (
+    if code is ResultCode.TIMEOUT:
+        return ResultCode.XFAIL, (
             f"timed out after {expected.timeout:g} s as MLIRPIPE-EXPECT: timeout expects\n{output}"
         )
-    if code in ("PASS", "FAIL"):
-        return "FAIL", (
+    if ended:
+        how = "passed" if code is ResultCode.PASS else "failed"
+        return ResultCode.FAIL, (
             f"{where}: error: MLIRPIPE-EXPECT: timeout, but the file ended within "
-            f"{expected.timeout:g} s ({'passed' if code == 'PASS' else 'failed'})\n{output}"
+            f"{expected.timeout:g} s ({how})\n{output}"
         )
     return code, output
 

@@ -10,14 +10,15 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..model import ResultCode
 from ..tools.filecheck import ENGINE_ENV, LLVM_ENV
 from .config import filecheck_environment, read_settings, tool_commands, tool_pattern
 from .verdict import FileVerdict, RunStep
 
 HEADS = {
-    "XPASS": "XPASS: the file passed but its XFAIL line expects a failure",
-    "UNRESOLVED": "UNRESOLVED: the test file is malformed",
-    "TIMEOUT": "TIMEOUT: the test took too long",
+    ResultCode.XPASS: "XPASS: the file passed but its XFAIL line expects a failure",
+    ResultCode.UNRESOLVED: "UNRESOLVED: the test file is malformed",
+    ResultCode.TIMEOUT: "TIMEOUT: the test took too long",
 }
 _POSITION = re.compile(r"Current position at (?P<name>.+?):(?P<line>\d+):(?P<col>\d+)")
 _CONTEXT_LINES = 4
@@ -151,18 +152,19 @@ def format_failure(
     path: Path, verdict: FileVerdict, verbose: bool = False, filecheck_engine: str = ""
 ) -> str:
     """The report of a failing file; `filecheck_engine` the run's FileCheck engine, if set."""
-    missed = _EXPECT_MISSED.search(verdict.output) if verdict.code == "FAIL" else None
+    failed = verdict.code is ResultCode.FAIL
+    missed = _EXPECT_MISSED.search(verdict.output) if failed else None
     if missed and not any(s.failed for s in verdict.steps):
         return f"{path}: FAIL: the file did not end as it expects\n{missed.group(0)}"
-    step = failed_step(verdict) if verdict.code == "FAIL" else None
-    if verdict.code == "UNRESOLVED":
+    step = failed_step(verdict) if failed else None
+    if verdict.code is ResultCode.UNRESOLVED:
         crashed_shell = _script_exception(path, verdict, verbose)
         if crashed_shell:
             return f"{path}: UNRESOLVED: lit's shell could not run the script\n{crashed_shell}"
         message = _unresolved(path, verdict.output)
         if message:
-            return f"{path}: {HEADS['UNRESOLVED']}\n{message}"
-    if step is None or verdict.code != "FAIL":
+            return f"{path}: {HEADS[ResultCode.UNRESOLVED]}\n{message}"
+    if step is None or not failed:
         head = HEADS.get(verdict.code, f"{verdict.code}: a RUN line failed")
         lines = [f"{path}: {head}"]
         if verdict.crash:

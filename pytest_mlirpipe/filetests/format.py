@@ -12,6 +12,7 @@ import lit.formats
 
 from ..errors import did_you_mean
 from ..lowering.catalog import PIPELINES_PATH_ENV
+from ..model import ResultCode
 from ..tools.filecheck import ENGINE_ENV, NOTES_ENV, read_disagreements
 from ..tools.opt import REPRO_DIR_ENV
 from .expect import Expectations, judge, read_expectations
@@ -85,10 +86,10 @@ class MlirShTest(lit.formats.ShTest):
         if changes:
             with_own_config(test, **changes)
         result = self._execute(test, litConfig, expected)
-        code, output = judge(result.code.name, result.output or "", expected, path)
-        if (code, output) != (result.code.name, result.output or ""):
+        code, output = judge(ResultCode.of(result.code), result.output or "", expected, path)
+        if code.lit_code is not result.code or output != (result.output or ""):
             metrics = result.metrics
-            result = lit.Test.Result(getattr(lit.Test, code), output)
+            result = lit.Test.Result(code.lit_code, output)
             result.metrics = metrics
         return result
 

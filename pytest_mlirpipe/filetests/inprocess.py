@@ -108,7 +108,9 @@ def _plan(pipeline, shenv, tools: dict[str, Tool], programs: Programs | None = N
     return planned
 
 
-def _tool_of(args: list[str], tools: dict[str, Tool], programs: Programs | None):
+def _tool_of(
+    args: list[str], tools: dict[str, Tool], programs: Programs | None
+) -> tuple[Tool, list[str]] | None:
     """(tool, its argv) for a command `PYTHON -mMODULE ARGS` of a known tool, or for a
     program `programs` knows; None for any other command."""
     if len(args) >= 2 and args[0] == sys.executable and args[1] in tools:
@@ -182,6 +184,7 @@ def _run_pipeline(
         results.append(result)
         if not pipeline.pipe_err or not exit_code or status != 0:
             exit_code = status
+    assert exit_code is not None  # the plan has a command
     if pipeline.negate:
         exit_code = not exit_code
     return exit_code

@@ -34,8 +34,9 @@ class RunLine:
     filecheck: tuple[str, ...]  # FileCheck's arguments, without the program
     search_path: str  # the PATH the suite gave its RUN lines
 
-    def oracle(self, timeout: float | None) -> Oracle:
-        """The FileCheck failure of this RUN line when `%s` is a candidate module."""
+    def oracle(self, timeout: float | None) -> tuple[Oracle, str]:
+        """The FileCheck failure of this RUN line when `%s` is a candidate module, and the
+        scratch folder its candidates go to (for the caller to remove)."""
         scratch = tempfile.mkdtemp(prefix="mlirpipe-reduce-")
         candidate = Path(scratch) / self.path.name
 
@@ -59,8 +60,7 @@ class RunLine:
             ended = contain.run_contained(lambda: child(text), timeout)
             return ended.value if ended.ok else None
 
-        oracle.scratch = scratch  # type: ignore[attr-defined]  # removed by the caller
-        return oracle
+        return oracle, scratch
 
     def _produce(self, candidate: Path) -> str | None:
         """What the producing commands print for the candidate (None when one fails)."""

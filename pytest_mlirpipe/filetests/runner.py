@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..model import ResultCode
 from ..options import RunConfig
 from .config import configure
 from .discovery import LitDiscovery
@@ -220,7 +221,7 @@ class FileTestRunner:
         steps = steps_of(trace.results, trace.stdins) if trace else ()
         disagreements = test.result.metrics.get(DISAGREEMENTS_METRIC)
         return FileVerdict(
-            code.name,
+            ResultCode.of(code),
             test.result.output or "",
             code.isFailure,
             result.elapsed,
@@ -327,12 +328,12 @@ def _timed_out(path: Path, ended, expected, timeout: float) -> FileVerdict:
         else "mlirpipe_timeout"
     )
     code, output = judge(
-        "TIMEOUT",
+        ResultCode.TIMEOUT,
         f"no verdict after {timeout:g} s ({limit}){_where(ended.notes)}",
         expected,
         str(path),
     )
-    return FileVerdict(code, output, code == "TIMEOUT", ended.seconds)
+    return FileVerdict(code, output, code.is_failure, ended.seconds)
 
 
 def _last_stage(notes: tuple[str, ...]) -> str | None:

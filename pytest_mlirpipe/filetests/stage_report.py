@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MlirpipeError
+from ..model import ResultCode
 from .failure import failed_step, user_command
 from .verdict import FileVerdict
 
@@ -66,7 +67,7 @@ def by_hand(command: StageCommand, target: Path) -> str:
 def stage_command(verdict: FileVerdict) -> StageCommand | None:
     """The `mlirpipe-opt --pipeline P` command of the RUN line that failed (None when that
     line runs no named pipeline)."""
-    step = failed_step(verdict) if verdict.code == "FAIL" else None
+    step = failed_step(verdict) if verdict.code is ResultCode.FAIL else None
     if step is None:
         return None
     try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..model import ResultCode
+
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
@@ -35,7 +37,7 @@ class FileVerdict:
     """lit's verdict on one file: code name (PASS, FAIL, XFAIL, ...), its output, and the RUN
     lines as run (for reports)."""
 
-    code: str
+    code: ResultCode  # a code's name is taken too
     output: str
     is_failure: bool
     elapsed: float | None = None
@@ -47,6 +49,9 @@ class FileVerdict:
     # FileCheck disagreements (mlirpipe_filecheck = both): (RUN line or 0, report)
     warnings: tuple[tuple[int, str], ...] = ()
     search_path: str = ""  # the PATH the suite's config gave its RUN lines, when it set one
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", ResultCode(self.code))
 
 
 _RUN_AT = re.compile(r"^# (?:RUN: at line (\d+)|.*)$")

@@ -82,7 +82,7 @@ def _load(dirs: tuple[str, ...], sizes: tuple, cpu: tuple, _state: tuple) -> Pip
 
 def _files_state(dirs: Sequence[str | os.PathLike]) -> tuple:
     """Absolute paths, sizes and mtimes of the pipeline files under `dirs`."""
-    state = []
+    state: list[object] = []
     for d in dirs:
         root = Path(d).resolve()
         state.append(str(root))

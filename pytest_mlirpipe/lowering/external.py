@@ -41,8 +41,8 @@ def find_tool(tool: ExternalTool) -> str | None:
     """The executable `tool` names: its path, else the first in $MLIRPIPE_TOOL_DIRS, else on
     PATH; None when there is none."""
     if "/" in tool.command:
-        found = Path(tool.command)
-        return str(found) if found.is_file() and os.access(found, os.X_OK) else None
+        given = Path(tool.command)
+        return str(given) if given.is_file() and os.access(given, os.X_OK) else None
     dirs = [d for d in os.environ.get(TOOL_DIRS_ENV, "").split(os.pathsep) if d]
     found = shutil.which(tool.command, path=os.pathsep.join(dirs)) if dirs else None
     return found or shutil.which(tool.command)
@@ -317,7 +317,7 @@ def _command(run: _Run, stages: Sequence[Stage]) -> list[str]:
 
 def _stage_text(stage: Stage) -> str:
     """The stage's passes as one fragment, without a `builtin.module(...)` around them."""
-    out = []
+    out: list[str] = []
     for fragment in stage.passes:
         elements = parse_pipeline(fragment)
         if len(elements) == 1 and elements[0].name == "builtin.module" and elements[0].is_anchor:

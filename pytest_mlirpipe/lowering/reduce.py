@@ -62,7 +62,7 @@ class Reduction:
 
 
 def pipeline_oracle(
-    lower: Callable[[str], None], timeout: float | None, with_message: bool = True
+    lower: Callable[[str], object], timeout: float | None, with_message: bool = True
 ) -> Oracle:
     """The signature of `lower(text)` run in a forked child: a StageFailure it raises, or the
     crash or hang of the stage it was in; None when it passes or the text is not valid IR."""
@@ -234,33 +234,39 @@ def _verified(module: ir.Module) -> str | None:
     return str(module)
 
 
+@dataclass(slots=True)
+class _State:
+    text: str  # the smallest failing module so far
+    tries: int = 0
+
+
 def reduce_module(
     text: str,
     oracle: Oracle,
     target: Signature,
     *,
     budget: float = 300.0,
-    progress: Callable[[str], None] = lambda line: None,
+    progress: Callable[[str], object] = lambda line: None,
 ) -> Reduction:
     """Delta debugging over `text`: drop top-level ops, then ever smaller runs of ops, keeping
     each candidate that verifies and whose signature is `target`, until nothing more goes or
     the `budget` (seconds) ends."""
     start = time.perf_counter()
     candidates = _Candidates()
-    state = {"text": text, "tries": 0}
+    state = _State(text)
     before = count_ops(text)
 
     def left() -> bool:
         return time.perf_counter() - start < budget
 
     def attempt(candidate: str | None) -> bool:
-        if candidate is None or candidate == state["text"]:
+        if candidate is None or candidate == state.text:
             return False
-        state["tries"] += 1
+        state.tries += 1
         if oracle(candidate) != target:
             return False
-        state["text"] = candidate
-        progress(f"reduce: {count_ops(candidate)} ops left ({state['tries']} tries)")
+        state.text = candidate
+        progress(f"reduce: {count_ops(candidate)} ops left ({state.tries} tries)")
         return True
 
     changed = True
@@ -275,53 +281,53 @@ def reduce_module(
         changed = _other_substitutes(candidates, state, attempt, left) or changed
         changed = _return_early(candidates, state, attempt, left) or changed
     return Reduction(
-        state["text"],
+        state.text,
         before,
-        count_ops(state["text"]),
-        state["tries"],
+        count_ops(state.text),
+        state.tries,
         time.perf_counter() - start,
         left(),
     )
 
 
-def _sweep(size, remove, state: dict, attempt, left) -> bool:
+def _sweep(size, remove, state: _State, attempt, left) -> bool:
     """Try removing runs of `size` items, halving the run length down to one (from the end,
     where uses come after definitions); True when anything went."""
     changed = False
-    chunk = max(size(state["text"]) // 2, 1)
+    chunk = max(size(state.text) // 2, 1)
     while chunk >= 1 and left():
-        end = size(state["text"])
+        end = size(state.text)
         while end > 0 and left():
             first = max(end - chunk, 0)
-            if attempt(remove(state["text"], range(first, end))):
+            if attempt(remove(state.text, range(first, end))):
                 changed = True
-                end = min(first, size(state["text"]))
+                end = min(first, size(state.text))
             else:
                 end = first
         chunk //= 2
     return changed
 
 
-def _other_substitutes(candidates: _Candidates, state: dict, attempt, left) -> bool:
+def _other_substitutes(candidates: _Candidates, state: _State, attempt, left) -> bool:
     """Remove single ops once more, their results replaced by their other operands of the same
     type, or a new argument (what keeps a chain of uses alive)."""
     changed = False
-    index = candidates.ops(state["text"]) - 1
+    index = candidates.ops(state.text) - 1
     while index >= 0 and left():
         for pick in range(1, 4):
-            if attempt(candidates.without_ops(state["text"], [index], pick)):
+            if attempt(candidates.without_ops(state.text, [index], pick)):
                 changed = True
                 break
-        index = min(index - 1, candidates.ops(state["text"]) - 1)
+        index = min(index - 1, candidates.ops(state.text) - 1)
     return changed
 
 
-def _return_early(candidates: _Candidates, state: dict, attempt, left) -> bool:
+def _return_early(candidates: _Candidates, state: _State, attempt, left) -> bool:
     """Make the function return an op's results, the earliest op first: the ops after it go
     dead, for the next sweeps to remove."""
-    for index in range(candidates.ops(state["text"])):
+    for index in range(candidates.ops(state.text)):
         if not left():
             return False
-        if attempt(candidates.returning(state["text"], index)):
+        if attempt(candidates.returning(state.text, index)):
             return True
     return False

@@ -161,6 +161,7 @@ def _without_broken(
     """The catalog of the pipelines whose file, and whose ancestors' files, have no problem."""
     by_file: dict[str, list[Problem]] = {}
     for p in problems:
+        assert p.location is not None  # a pipeline file's problems are located
         by_file.setdefault(str(Path(p.location.path).resolve()), []).append(p)
     broken: dict[str, tuple[Problem, ...]] = {}
     for name in raws:
@@ -595,7 +596,7 @@ def _find_name(loc: Locator, name: str, start: int, end: int) -> Location:
 
 
 def _all_passes(fragment: str) -> list[str]:
-    out = []
+    out: list[str] = []
     for el in parse_pipeline(fragment):
         out.extend(p.name for p, _ in el.passes())
     return out

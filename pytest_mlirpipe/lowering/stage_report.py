@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import difflib
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -137,16 +138,23 @@ def report_stages(
     """Run the selected stages of `pipeline` on `text` and build their report. A stage that
     fails ends the report: the stages before it are shown, then its error."""
     input_ir = _ending_newline(print_ir(parse_module(text, source_name, new_context()).operation))
-    options = {"source_name": source_name, "start_after": start_after, "pass_options": pass_options}
+    run = functools.partial(
+        run_stages,
+        text,
+        pipeline,
+        source_name=source_name,
+        start_after=start_after,
+        pass_options=pass_options,
+    )
     failure = ""
     try:
-        snapshots = run_stages(text, pipeline, stop_after=stop_after, **options).snapshots
+        snapshots = run(stop_after=stop_after).snapshots
     except StageFailure as exc:
         failure = exc.format()
         before = pipeline.stage_before(exc.stage)
         snapshots = ()
         if before is not None and before != start_after:
-            snapshots = run_stages(text, pipeline, stop_after=before, **options).snapshots
+            snapshots = run(stop_after=before).snapshots
     first = pipeline.stage_index(start_after) + 2 if start_after else 1
     return build_report(
         input_ir,

@@ -12,6 +12,7 @@ from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from ..capture import Captured, capture_fds
 from ..contain import note
@@ -37,14 +38,14 @@ class StageRun:
     """What a run produced: one snapshot per stage run, and the final module."""
 
     snapshots: tuple[Snapshot, ...]
-    module: object  # ir.Module; None when an external tool ran the stages
-    context: object  # ir.Context; keep alive as long as the module is used
+    module: Any  # ir.Module; None when an external tool ran the stages
+    context: Any  # ir.Context; keep alive as long as the module is used
 
     @property
     def final_ir(self) -> str:
         if self.module is None:
             return self.snapshots[-1].ir or ""
-        return print_ir(self.module.operation)  # type: ignore[attr-defined]
+        return print_ir(self.module.operation)
 
 
 def select_stages(
@@ -160,7 +161,8 @@ def _python_pass_options(
 def _option_defaults(py: python_passes.PythonPass, pass_options: PassOptions) -> Mapping:
     """The defaults of `py`'s options: the caller's `pass_options` over the pass's own (both
     read lazily, on lookup)."""
-    return ChainMap(pass_options.get(py.argument, {}), py.defaults)
+    # ChainMap only reads them here; typeshed asks for mutable maps all the same
+    return ChainMap(pass_options.get(py.argument, {}), py.defaults)  # type: ignore[arg-type]
 
 
 def _flat_passes(elements: Sequence[Element]) -> list[Element]:
@@ -415,6 +417,7 @@ def _stage_failure(
     diags = diagnostics_of(exc, job.source_name)
     stage_input = _input_of(i, job, snapshots)
     flat = _flat_passes(elements)
+    culprit: str | None
     if len(flat) == 1:
         culprit = _pass_name(flat[0])
     elif stage_input is not None:

@@ -10,7 +10,10 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from ..atomic import write_atomic
 from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
@@ -99,7 +102,7 @@ class ArgumentParser(argparse.ArgumentParser):
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise _HelpExit(status, message or "")
 
-    def print_help(self, file: TextIO | None = None) -> None:
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
         raise _HelpExit(0, self.format_help())
 
 

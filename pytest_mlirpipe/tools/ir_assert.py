@@ -139,7 +139,7 @@ def parse_assertion(text: str) -> Assertion:
         raise _malformed(text, "'after' takes one stage name, at the end: RULE after STAGE")
     keyword = re.match(r"count(?=\s*\()|[\w-]+", rule)
     reader = _READERS.get(keyword.group(0)) if keyword else None
-    if reader is None:
+    if keyword is None or reader is None:
         from ..errors import did_you_mean
 
         word = keyword.group(0) if keyword else rule
@@ -464,6 +464,7 @@ def _check_stage(assertion: Assertion, pipeline, args) -> None:
             )
         )
     names = pipeline.stage_names()
+    assert assertion.stage is not None  # checked only for an 'after STAGE' assertion
     if assertion.stage not in names:
         raise UsageError(
             Problem(

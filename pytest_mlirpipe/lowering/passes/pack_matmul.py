@@ -134,8 +134,8 @@ def _contract(a, b_packed, c, shapes: tuple, width: int, rows: int, ir):
         dims = ([d[1], d[4], d[2]], [d[0], d[4], d[3]], [d[1], d[2], d[0], d[3]])
     else:  # loops (panel, m, column in panel, k)
         c_shape, c_groups = [m, panels, width], ([0], [1, 2])
-        dims = ([d[3], d[1]] if a_k_major else [d[1], d[3]], [d[0], d[3], d[2]])
-        dims += ([d[1], d[0], d[2]],)
+        a_map = [d[3], d[1]] if a_k_major else [d[1], d[3]]
+        dims = (a_map, [d[0], d[3], d[2]], [d[1], d[0], d[2]])
     groups = ir.ArrayAttr.get(
         [
             ir.ArrayAttr.get(

@@ -29,9 +29,10 @@ def scalarize_extracted_loads(options: dict[str, str]) -> PassBody:
         from ...mlir_env import ir
 
         for read in [o for o in all_ops(op) if o.name in _READS]:
-            source_indices = _scalarizable(read, ir)
-            if source_indices is not None:
-                _scalarize(read, *source_indices, ir)
+            found = _scalarizable(read, ir)
+            if found is not None:
+                source, indices = found
+                _scalarize(read, source, indices, ir)
 
     return run
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .ssa import ir
 
@@ -19,7 +20,7 @@ class Refused(Exception):
 class Operand:
     """A gemm operand: the memref, the loop dims indexing its dimensions (from the op's map)."""
 
-    value: object  # ir.Value
+    value: Any  # ir.Value (the bindings are untyped)
     dims: tuple[int, ...]
 
 
@@ -27,7 +28,7 @@ class Operand:
 class Plan:
     """How one op becomes a gemm: its operands, loop dims, and the ops folded into the call."""
 
-    op: object
+    op: Any  # ir.Operation
     a: Operand
     b: Operand
     c: Operand
