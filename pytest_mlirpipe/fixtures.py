@@ -224,6 +224,7 @@ class MlirpipeFixture:
         work_dir: Path | str | None = None,
         backend_legal_ops: Sequence[str] = (),
         decompositions: Sequence[Any] | None = None,
+        import_profile: str | None = None,
         bisect: bool | None = None,
     ) -> list[Outcome]:
         """`ModelChecker.check` (same options), named after the test unless given a `name`,
@@ -244,6 +245,7 @@ class MlirpipeFixture:
             "per_dtype": per_dtype,
             "backend_legal_ops": backend_legal_ops or None,
             "decompositions": decompositions,
+            "import_profile": import_profile,
         }
         return _or_fail(
             lambda: self.checker.check(
@@ -261,6 +263,7 @@ class MlirpipeFixture:
                 work_dir=self._work_dir if work_dir is None else work_dir,
                 backend_legal_ops=backend_legal_ops,
                 decompositions=decompositions,
+                import_profile=import_profile,
                 bisect=bisect,
             ),
             where,
@@ -276,6 +279,7 @@ class MlirpipeFixture:
         work_dir: Path | str | None = None,
         backend_legal_ops: Sequence[str] = (),
         decompositions: Sequence[Any] | None = None,
+        import_profile: str | None = None,
     ) -> CompiledModel:
         """`ModelChecker.compile` (same options), building under the test's `tmp_path` unless
         given a `work_dir`: the model compiled through `pipeline`, a callable taking arrays or
@@ -291,6 +295,7 @@ class MlirpipeFixture:
                 work_dir=self._work_dir if work_dir is None else work_dir,
                 backend_legal_ops=backend_legal_ops,
                 decompositions=decompositions,
+                import_profile=import_profile,
             ),
             where,
         )

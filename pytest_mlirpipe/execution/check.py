@@ -20,6 +20,7 @@ from .model_lowering import require_llvm_output
 from .native import NativeFunction
 from .reference import Float64Results, float64_results
 from .refusal import Refusal, refusal_of
+from .samples import reseeded
 from .timing import TimingConfig, measure
 from .workdir import WorkDir
 
@@ -166,13 +167,14 @@ class ModelChecker:
         work_dir: Path | str | None = None,
         backend_legal_ops: Sequence[str] = (),
         decompositions: Sequence[Any] | None = None,
+        import_profile: str | None = None,
     ) -> CompiledModel:
         """Import `model` with `inputs`, lower it through `pipeline`, make it native.
 
         `backend_legal_ops` and `decompositions`: as for check()."""
         pipe = self.pipeline(pipeline)
         require_llvm_output(pipe)
-        options = ImportOptions.of(backend_legal_ops, decompositions)
+        options = ImportOptions.of(backend_legal_ops, decompositions, import_profile)
         frontend = frontend_for(model, inputs, options)
         imported = frontend.imported(pipe, self.cache)
         mode = mode or self.mode
@@ -194,6 +196,7 @@ class ModelChecker:
         work_dir: Path | str | None = None,
         backend_legal_ops: Sequence[str] = (),
         decompositions: Sequence[Any] | None = None,
+        import_profile: str | None = None,
         bisect: bool | None = None,
     ) -> list[Outcome]:
         """Run `model` through each pipeline and compare with torch eager (or `reference`).
@@ -203,8 +206,12 @@ class ModelChecker:
         by element.
 
         A torch module's import takes `backend_legal_ops` (ops torch-mlir keeps whole, e.g.
-        "aten.adaptive_max_pool2d") and `decompositions` (op names; default torch-mlir's
-        table).
+        "aten.adaptive_max_pool2d"), or `import_profile` (a named set of them, by import
+        target: "torch-mlir-e2e" imports as torch-mlir's e2e runner does), and
+        `decompositions` (op names; default torch-mlir's table).
+
+        A model that draws random numbers (an op tagged nondeterministic_seeded) is judged
+        by the sample rule, see samples.py.
 
         With `bisect` (default: this checker's `bisect`), a pipeline whose results are wrong
         is bisected (see bisect()); its Outcome and the report carry the stage found.
@@ -212,7 +219,7 @@ class ModelChecker:
         Raises ExecutionMismatch listing every pipeline that failed; the outcomes (with
         timings when this checker times) are kept in `self.outcomes` either way.
         """
-        options = ImportOptions.of(backend_legal_ops, decompositions)
+        options = ImportOptions.of(backend_legal_ops, decompositions, import_profile)
         frontend = frontend_for(model, inputs, options)
         pipes = list(pipelines or self.default_pipelines)
         if not pipes:
@@ -246,6 +253,7 @@ class ModelChecker:
         work_dir: Path | str | None = None,
         backend_legal_ops: Sequence[str] = (),
         decompositions: Sequence[Any] | None = None,
+        import_profile: str | None = None,
     ) -> Bisection:
         """The first stage of `pipeline` after which `model`'s results are wrong.
 
@@ -254,7 +262,7 @@ class ModelChecker:
         stages names the first whose IR computes wrongly. Options as for check(). Call it
         for a pipeline whose results check() found wrong: otherwise it names no stage.
         """
-        options = ImportOptions.of(backend_legal_ops, decompositions)
+        options = ImportOptions.of(backend_legal_ops, decompositions, import_profile)
         frontend = frontend_for(model, inputs, options)
         case = self._case(frontend, pipeline, reference, Tolerances(rtol, atol), name, work_dir)
         return self._bisect(case, pipeline, False)
@@ -272,6 +280,7 @@ class ModelChecker:
     ) -> _Case:
         """What a check() or bisect() call fixes for every pipeline it runs."""
         expected, exact = self._references(frontend, first_pipeline, reference, tolerances)
+        tolerances = replace(tolerances, draws=frontend.draws())
         return _Case(
             name or frontend.name,
             frontend,
@@ -324,12 +333,16 @@ class ModelChecker:
     ) -> tuple[list[Any], Float64Results]:
         """The expected results (torch eager, ONNX's evaluator or `reference`) and, when no
         tolerance is given, the float64 run the default verdict judges against."""
-        if reference is not None:
-            expected = reference_results(reference, frontend.inputs)
-        else:
-            expected = frontend.expected(lambda: self.pipeline(first_pipeline))
+        # Each torch run of the model starts from the same seed: a model that draws random
+        # numbers draws the same ones in eager, in float64 and in any rerun.
+        with reseeded():
+            if reference is not None:
+                expected = reference_results(reference, frontend.inputs)
+            else:
+                expected = frontend.expected(lambda: self.pipeline(first_pipeline))
         if not tolerances.uniform:
-            exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
+            with reseeded():
+                exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
         else:
             exact = Float64Results(why_not="a tolerance was given")
         return expected, exact

@@ -1,15 +1,18 @@
-"""Compare native results with torch eager: shape, then dtype, then values by one of four rules."""
+"""Compare native results with torch eager: shape, then dtype, then values by one of five rules."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .signature import tensor_as_numpy
+
+if TYPE_CHECKING:
+    from .samples import Draws
 
 # Per-dtype (rtol, atol): the floor of the scaled rule, and the whole tolerance when a result has
 # no float64 reference. Integers and booleans compare exactly.
@@ -33,6 +36,7 @@ class Rule(StrEnum):
     GIVEN = "given"  # the test's rtol/atol (or per_dtype entry), element by element against torch
     PER_DTYPE = "per-dtype"  # no float64 reference: the per-dtype pair against torch
     SCALED = "scaled"  # against the float64 result, scaled by torch's own error
+    SAMPLES = "samples"  # a model that draws random numbers: its results judged as samples
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,7 @@ class ResultComparison:
     nan_expected: tuple[tuple[int, ...], ...] = ()  # NaN in torch's result, not in the native
     nan_both: int = 0
     inf_actual: tuple[tuple[int, ...], ...] = ()
+    drawn: str = ""  # the sample rule: the random ops and the samples they drew
 
     def format(self) -> str:
         if self.kind == "match":
@@ -90,6 +95,12 @@ class ResultComparison:
             )
         if self.kind == "dtype":
             return f"{self.name}: dtype {self.dtype} differs from torch's {self.expected_dtype}"
+        if self.rule == Rule.SAMPLES:
+            return (
+                f"{self.name}: differs from torch's beyond {self.tolerance()}\n"
+                f"  max abs error {self.max_abs:.6g}, mean abs error {self.mean_abs:.6g}"
+                + "".join(f"\n{line}" for line in self._nan_inf_lines())
+            )
         pct = 100.0 * self.differing / max(self.total, 1)
         lines = [
             f"{self.name}: {self.differing} of {self.total} elements differ ({pct:.2f}%) "
@@ -112,6 +123,19 @@ class ResultComparison:
             )
         if self.rule == Rule.GIVEN:
             return f"the given {pair}"
+        if self.rule == Rule.SAMPLES:
+            from .samples import SIGMAS
+
+            head = f"the sample rule for random results ({self.drawn})"
+            if self.total <= 1:
+                return (
+                    f"{head}: |native - torch| = {self.factor:.3g} > {SIGMAS:g} x "
+                    f"max(|torch|, 1) / sqrt(samples) = {self.atol:.3g}"
+                )
+            return (
+                f"{head}: the distributions of their values differ (Kolmogorov-Smirnov "
+                f"distance {self.factor:.3g} > {self.atol:.3g})"
+            )
         if self.rule == Rule.PER_DTYPE:
             return f"{pair} (the {self.expected_dtype} default: {self.why_not_scaled})"
         return "exact equality"
@@ -223,6 +247,7 @@ class Tolerances:
     rtol: float | None = None
     atol: float | None = None
     per_dtype: Mapping[str, tuple[float, float]] | None = None
+    draws: Draws | None = None  # a model that draws random numbers (see samples.py)
 
     @property
     def uniform(self) -> bool:
@@ -302,6 +327,13 @@ def _compare_one(
     }
     if a.dtype != e.dtype:
         return ResultComparison(name, False, "dtype", **common)
+    draws = tolerances.draws
+    if (
+        draws is not None
+        and not tolerances.uniform
+        and e.dtype.name not in (tolerances.per_dtype or {})
+    ):
+        return _compare_samples(name, a, e, draws, common)
     x, why_not = _usable_exact(exact, e, why_not_scaled)
     rule = tolerances.rule(e.dtype, x is not None)
     r, t = tolerances.of(e.dtype)
@@ -329,6 +361,45 @@ def _compare_one(
         inf_actual=_where(m.inf_actual),
         **common,
     )
+
+
+def _compare_samples(
+    name: str, a: np.ndarray, e: np.ndarray, draws: Draws, common: dict[str, Any]
+) -> ResultComparison:
+    """A result of a model that draws random numbers: one value is a statistic of the samples
+    (within SIGMAS x max(|torch|, 1) / sqrt(samples) of torch's); several are judged by their
+    distribution (a two-sample Kolmogorov-Smirnov test); NaN must be where torch has NaN."""
+    from .samples import ks_bound, ks_distance, statistic_bound
+
+    af, ef = _as_reals(a), _as_reals(e)
+    nan_a, nan_e = np.isnan(af), np.isnan(ef)
+    diff = np.abs(np.where(nan_a | nan_e, 0.0, af - ef))
+    if e.size <= 1:
+        statistic, bound = float(diff.max(initial=0.0)), statistic_bound(ef, draws.samples)
+    else:
+        finite_a, finite_e = af[~nan_a], ef[~nan_e]
+        statistic = ks_distance(finite_a, finite_e) if finite_a.size and finite_e.size else 0.0
+        bound = ks_bound(max(finite_a.size, 1), max(finite_e.size, 1))
+    nan_differs = int(np.count_nonzero(nan_a)) != int(np.count_nonzero(nan_e))
+    ok = statistic <= bound and not nan_differs
+    common.update(rule=Rule.SAMPLES.value, rtol=0.0, atol=bound, factor=statistic)
+    common.update(drawn=draws.describe(), **_errors(diff, ef))
+    return ResultComparison(
+        name,
+        ok,
+        "match" if ok else "values",
+        differing=0 if ok else int(e.size),
+        nan_actual=_where(nan_a & ~nan_e) if nan_differs else (),
+        nan_expected=_where(nan_e & ~nan_a) if nan_differs else (),
+        **common,
+    )
+
+
+def _as_reals(x: np.ndarray) -> np.ndarray:
+    """Values as float64; a complex result's real and imaginary parts side by side."""
+    if x.dtype.kind == "c":
+        return np.concatenate([x.real.ravel(), x.imag.ravel()]).astype(np.float64)
+    return widened(x).astype(np.float64)
 
 
 def _first_differences(

@@ -32,6 +32,7 @@ from .import_cache import (
     torch_model_digest,
 )
 from .refusal import COMPILER, TORCH, Refusal, RefusedError
+from .samples import Draws, draws_of
 from .signature import EntrySignature, entry_signature, scalar_results_as_tensors
 
 if TYPE_CHECKING:
@@ -83,18 +84,41 @@ _NOT_OPTIONS = frozenset(
 )
 
 
+# Named import profiles: the backend_legal_ops another runner imports with, by import target.
+# "torch-mlir-e2e": those of torch-mlir's e2e test runner (its lower_module), so a suite can
+# import as that runner does; e.g. its adaptive max-pool models need their ops kept whole.
+_POOLS = (
+    "aten.adaptive_avg_pool1d",
+    "aten.adaptive_avg_pool2d",
+    "aten.adaptive_max_pool1d",
+    "aten.adaptive_max_pool2d",
+)
+IMPORT_PROFILES: dict[str, dict[str, tuple[str, ...]]] = {
+    "torch-mlir-e2e": {
+        "torch": (),
+        "linalg": ("aten.flatten.using_ints", *_POOLS, "aten.unflatten.int"),
+        "tosa": ("aten.flatten.using_ints", "aten.native_layer_norm", *_POOLS, "aten.linear"),
+    },
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ImportOptions:
     """How a torch module is imported: the ops torch-mlir keeps whole (`backend_legal_ops`,
-    e.g. "aten.adaptive_max_pool2d") and the decompositions run on the exported program (op
-    names such as "aten.gelu"; None: torch-mlir's default table, (): none at all)."""
+    e.g. "aten.adaptive_max_pool2d", or those of a named `profile` of IMPORT_PROFILES) and the
+    decompositions run on the exported program (op names such as "aten.gelu"; None:
+    torch-mlir's default table, (): none at all)."""
 
     backend_legal_ops: tuple[str, ...] = ()
     decompositions: tuple[str, ...] | None = None
+    profile: str = ""
 
     @classmethod
     def of(
-        cls, backend_legal_ops: Sequence[str] = (), decompositions: Sequence[Any] | None = None
+        cls,
+        backend_legal_ops: Sequence[str] = (),
+        decompositions: Sequence[Any] | None = None,
+        profile: str | None = None,
     ) -> ImportOptions:
         """Options from what a caller gives: op names or torch op objects, any sequence."""
         if isinstance(backend_legal_ops, str) or isinstance(decompositions, str):
@@ -104,12 +128,32 @@ class ImportOptions:
                     hint="e.g. backend_legal_ops=['aten.adaptive_max_pool2d']",
                 )
             )
+        if profile and profile not in IMPORT_PROFILES:
+            raise UsageError(
+                Problem(
+                    f"unknown import profile {profile!r}",
+                    hint=f"the profiles: {', '.join(sorted(IMPORT_PROFILES))}",
+                )
+            )
+        if profile and backend_legal_ops:
+            raise UsageError(
+                Problem(
+                    f"import_profile {profile!r} sets the backend_legal_ops: give one of the two",
+                    hint="drop backend_legal_ops, or the profile",
+                )
+            )
         decomps = None if decompositions is None else tuple(_op_name(d) for d in decompositions)
-        return cls(tuple(_op_name(o) for o in backend_legal_ops), decomps)
+        return cls(tuple(_op_name(o) for o in backend_legal_ops), decomps, profile or "")
 
     @property
     def is_default(self) -> bool:
-        return not self.backend_legal_ops and self.decompositions is None
+        return not self.backend_legal_ops and self.decompositions is None and not self.profile
+
+    def legal_ops(self, to: str) -> tuple[str, ...]:
+        """The ops torch-mlir keeps whole when importing to `to` (torch, linalg, tosa)."""
+        if self.profile:
+            return IMPORT_PROFILES[self.profile][to]
+        return self.backend_legal_ops
 
     def decomposition_table(self) -> dict[Any, Any]:
         """The decomposition table these options ask for (op overload -> function)."""
@@ -231,6 +275,10 @@ class Frontend:
         """How torch.export traced the model ("" when it was not exported)."""
         return ""
 
+    def draws(self) -> Draws | None:
+        """The random ops the model calls and the samples they draw (None: it draws none)."""
+        return None
+
 
 class TorchFrontend(Frontend):
     """A torch.nn.Module (or FX graph), exported by torch.export; torch eager is the reference."""
@@ -268,6 +316,12 @@ class TorchFrontend(Frontend):
     def export_mode(self) -> str:
         exported = self.__dict__.get("exported")  # the cached_property, if it was computed
         return exported.mode if exported is not None else ""
+
+    def draws(self) -> Draws | None:
+        try:
+            return draws_of(self.exported.program)
+        except MlirpipeError:
+            return None  # the import reports it, pipeline by pipeline
 
     def _with_mutations(self, outputs: list[np.ndarray], cloned: Sequence[Any]) -> list[np.ndarray]:
         """The expected results in the imported function's order: the model's own results,
@@ -526,7 +580,7 @@ def _decompose(program: Any, table: Any, what: str) -> Any:
 def lower_exported(exported: ExportedModule, to: str, what: str, options: ImportOptions) -> str:
     """An exported (and decomposed) program as MLIR at import target `to`."""
     _check_target(to)
-    return _fx_import(exported.program, IMPORT_TARGETS[to], what, options.backend_legal_ops)
+    return _fx_import(exported.program, IMPORT_TARGETS[to], what, options.legal_ops(to))
 
 
 # The second export mode, tried when the first fails: TorchDynamo traces forward() and keeps

@@ -141,3 +141,45 @@ def test_run_onnx_feeds_inputs_by_graph_name_when_an_initializer_is_a_graph_inpu
     code = run(["run", str(model), "--no-time"], io.StringIO(), out, err)
     assert code == 0, err.getvalue()
     assert out.getvalue().splitlines()[2].split()[1:3] == ["refbackend", "PASS"]
+
+
+def test_the_torch_mlir_e2e_import_profile_keeps_adaptive_max_pool_whole_as_that_runner_does(
+    tmp_path,
+) -> None:
+    x = [torch.randn(1, 2, 5, 5, generator=torch.Generator().manual_seed(0))]
+    profile = ImportOptions.of(profile="torch-mlir-e2e")
+    assert profile.legal_ops("linalg") == (
+        "aten.flatten.using_ints",
+        "aten.adaptive_avg_pool1d",
+        "aten.adaptive_avg_pool2d",
+        "aten.adaptive_max_pool1d",
+        "aten.adaptive_max_pool2d",
+        "aten.unflatten.int",
+    )
+    kept = import_torch(AdaptiveMaxPool(), x, "linalg", profile)
+    assert "linalg.pooling_nchw_max" not in kept and "linalg.index" in kept
+    checker = ModelChecker(cache_dir=None, work_dir=tmp_path)
+    (outcome,) = checker.check(
+        AdaptiveMaxPool(), *x, pipelines=["refbackend"], import_profile="torch-mlir-e2e"
+    )
+    assert outcome.verdict == "PASS"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"import_profile": "iree"},
+            "error: unknown import profile 'iree'\n  hint: the profiles: torch-mlir-e2e",
+        ),
+        (
+            {"import_profile": "torch-mlir-e2e", "backend_legal_ops": ["aten.linear"]},
+            "error: import_profile 'torch-mlir-e2e' sets the backend_legal_ops: give one of "
+            "the two\n  hint: drop backend_legal_ops, or the profile",
+        ),
+    ],
+)
+def test_a_bad_import_profile_is_refused_with_the_profiles_there_are(options, message) -> None:
+    with pytest.raises(UsageError) as info:
+        ModelChecker(cache_dir=None).check(torch.nn.ReLU(), torch.ones(2), **options)
+    assert info.value.format() == message
