@@ -164,6 +164,10 @@ def format_failure(
         message = _unresolved(path, verdict.output)
         if message:
             return f"{path}: {HEADS[ResultCode.UNRESOLVED]}\n{message}"
+    if failed and step is None:
+        external = _external_failure(path, verdict, filecheck_engine)
+        if external is not None:
+            return external
     if step is None or not failed:
         head = HEADS.get(verdict.code, f"{verdict.code}: a RUN line failed")
         lines = [f"{path}: {head}"]
@@ -284,7 +288,48 @@ def _stage_of(command: str) -> str | None:
     return f"{where} of pipeline '{opts['--pipeline']}'"
 
 
-_CHECK_ERROR = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): error:", re.M)
+# FileCheck's error at the check file's line: `FILE:LINE: error:` (the Python port) or
+# `FILE:LINE:COLUMN: error:` (LLVM's)
+_CHECK_ERROR = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+)(?::\d+)?: error:", re.M)
+
+
+# The line lit's external shell prints for each RUN line it runs (the script stops at the first
+# that fails): `COMMAND # RUN: at line N`.
+_EXTERNAL_RUN = re.compile(r"^(?P<command>.+?) # RUN: at line (?P<line>\d+)$", re.M)
+
+
+def _external_failure(path: Path, verdict: FileVerdict, filecheck_engine: str) -> str | None:
+    """The report of a file a suite ran in an external shell (no per-command results, only
+    lit's text): the RUN line that failed, the CHECK line FileCheck names, lit's output and a
+    command that reproduces it; None when lit's text has no RUN line in it."""
+    runs = list(_EXTERNAL_RUN.finditer(verdict.output))
+    if not runs:
+        return None
+    line, command = int(runs[-1].group("line")), runs[-1].group("command")
+    lines = [f"{path}:{line}: FAIL at RUN line {line}", f"  {command}"]
+    directive = _directive_in(verdict.output)
+    if directive:
+        lines += ["failing directive:", directive]
+    lines += ["lit's output:", _indent(verdict.output.rstrip())]
+    program = filecheck_program(path, filecheck_engine)
+    lines.append("reproduce with:")
+    lines.append(
+        f"  cd {shlex.quote(str(Path.cwd()))} && {_runnable(command, program, verdict.search_path)}"
+    )
+    return "\n".join(lines)
+
+
+def _directive_in(text: str) -> str | None:
+    """The check file's line FileCheck names in `text`, as `FILE:LINE | the line`."""
+    m = _CHECK_ERROR.search(text)
+    if m is None:
+        return None
+    try:
+        source = Path(m.group("file")).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    n = int(m.group("line"))
+    return f"  {m.group('file')}:{n} | {source[n - 1]}" if 1 <= n <= len(source) else None
 
 
 def _failing_directive(step: RunStep) -> str | None:

@@ -75,12 +75,17 @@ config.environment["PATH"] = os.pathsep.join([tools, os.environ["PATH"]])
 WRAPPER = "#!{python}\nimport os, sys\nos.execv({opt!r}, [{opt!r}, *sys.argv[1:]])\n"
 
 
+EXTERNAL = "ShTest(execute_external=True, force_execute_external=True)"
+
+
 @pytest.mark.skipif(not LLVM_FILECHECK.exists(), reason="LLVM's FileCheck is not installed")
+@pytest.mark.parametrize("shell", ["internal", "external"])
 def test_the_reproduce_line_names_the_suite_s_own_tools_so_it_runs_when_pasted(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, shell: str
 ) -> None:
     (pytester.path / "test").mkdir()
-    (pytester.path / "test" / "lit.cfg.py").write_text(PATH_SUITE_CFG)
+    cfg = PATH_SUITE_CFG.replace("ShTest()", EXTERNAL) if shell == "external" else PATH_SUITE_CFG
+    (pytester.path / "test" / "lit.cfg.py").write_text(cfg)
     (pytester.path / "test" / "broken.mlir").write_text(
         "// RUN: ext-opt %s | FileCheck %s\n// CHECK: arith.muli\nfunc.func @f() {\n  return\n}\n"
     )
@@ -98,6 +103,14 @@ def test_the_reproduce_line_names_the_suite_s_own_tools_so_it_runs_when_pasted(
     result = pytester.runpytest("-p", "no:cacheprovider", "test")
     result.assert_outcomes(failed=1)
     report = result.stdout.str()
+    # the same head as lit's internal shell gives: the RUN line, then the CHECK line
+    assert (
+        f"test/broken.mlir:1: FAIL at RUN line 1\n  ext-opt {pytester.path}/test/broken.mlir "
+        f"| FileCheck {pytester.path}/test/broken.mlir\n"
+    ) in report
+    assert "  2 | // CHECK: arith.muli" in report or (
+        f"  {pytester.path}/test/broken.mlir:2 | // CHECK: arith.muli" in report
+    )
     repro = report.split("reproduce with:\n", 1)[1].splitlines()[0].strip()
     assert f"{tools}/ext-opt {pytester.path}/test/broken.mlir | " in repro
     pasted = subprocess.run(
