@@ -17,6 +17,7 @@ from ..model import ResultCode
 from ..options import RunConfig
 from .config import configure
 from .discovery import LitDiscovery
+from .external_shell import with_chosen_filecheck
 from .format import (
     CONTAINED_PARAM,
     DISAGREEMENTS_METRIC,
@@ -200,6 +201,7 @@ class FileTestRunner:
         import lit.Test
 
         test = self.make_test(path)
+        with_chosen_filecheck(test, self.config.suite.filecheck)
         if self.config.timeout and not forked:
             # lit's own limit, which kills each command's process tree; a forked child's
             # parent enforces the limit on the child and its tree instead.

@@ -140,3 +140,49 @@ def test_a_config_that_fails_for_its_own_reason_is_not_blamed_on_a_missing_site_
         ]
     )
     assert "lit.site.cfg.py" not in result.stdout.str()
+
+
+def _path_suite(pytester: pytest.Pytester, cfg: str, with_filecheck: bool) -> str:
+    """The PATH suite with an external shell; the user's PATH without any FileCheck."""
+    (pytester.path / "test").mkdir()
+    (pytester.path / "test" / "lit.cfg.py").write_text(cfg)
+    (pytester.path / "test" / "broken.mlir").write_text(
+        "// RUN: ext-opt %s | FileCheck %s\n// CHECK: arith.muli\nfunc.func @f() {\n  return\n}\n"
+    )
+    (pytester.path / "test" / "ok.mlir").write_text(
+        "// RUN: ext-opt %s | FileCheck %s\n// CHECK: @ok\nfunc.func @ok() {\n  return\n}\n"
+    )
+    tools = pytester.path / "tools"
+    tools.mkdir()
+    opt = str(native_opt())
+    (tools / "ext-opt").write_text(WRAPPER.format(python=sys.executable, opt=opt))
+    (tools / "ext-opt").chmod(0o755)
+    if with_filecheck:
+        (tools / "FileCheck").symlink_to(LLVM_FILECHECK)
+    return os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "FileCheck").exists()
+    )
+
+
+@pytest.mark.skipif(not LLVM_FILECHECK.exists(), reason="LLVM's FileCheck is not installed")
+def test_an_external_shell_runs_the_filecheck_engine_asked_for(pytester: pytest.Pytester) -> None:
+    user_path = _path_suite(pytester, PATH_SUITE_CFG.replace("ShTest()", EXTERNAL), True)
+    pytester._monkeypatch.setenv("PATH", user_path)
+    llvm = pytester.runpytest("-p", "no:cacheprovider", "test")
+    port = pytester.runpytest("-p", "no:cacheprovider", "test", "--mlirpipe-filecheck=python")
+    llvm.assert_outcomes(passed=1, failed=1)
+    port.assert_outcomes(passed=1, failed=1)
+    assert "broken.mlir:2:11: error: CHECK: expected string not found" in llvm.stdout.str()
+    assert 'broken.mlir:2: error: Couldn\'t match "arith.muli".' in port.stdout.str()
+
+
+@pytest.mark.skipif(not LLVM_FILECHECK.exists(), reason="LLVM's FileCheck is not installed")
+def test_an_external_shell_without_filecheck_on_its_path_gets_the_documented_fallback(
+    pytester: pytest.Pytester,
+) -> None:
+    user_path = _path_suite(pytester, PATH_SUITE_CFG.replace("ShTest()", EXTERNAL), False)
+    pytester._monkeypatch.setenv("PATH", user_path)
+    result = pytester.runpytest("-p", "no:cacheprovider", "test")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "FileCheck: command not found" not in result.stdout.str()
+    assert "broken.mlir:2:11: error: CHECK: expected string not found" in result.stdout.str()

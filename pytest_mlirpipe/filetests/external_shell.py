@@ -1,0 +1,40 @@
+"""FileCheck for suites that run RUN lines in an external shell: the engine asked for comes
+first on the RUN lines' PATH (that shell runs whatever FileCheck it finds there)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from ..tools.filecheck import ENGINE_ENV
+from .format import with_own_config
+
+# `FileCheck` and `filecheck` scripts that run tools/filecheck.py with $MLIRPIPE_PYTHON.
+SHIM_DIR = Path(__file__).with_name("shim")
+PYTHON_ENV = "MLIRPIPE_PYTHON"
+
+
+def uses_external_shell(test) -> bool:
+    return bool(getattr(test.config.test_format, "execute_external", False))
+
+
+def with_chosen_filecheck(test, engine: str | None) -> None:
+    """Put the project's FileCheck first on the PATH of `test`'s RUN lines when they run in an
+    external shell and an engine was chosen (`engine`: python, llvm or both), or when that
+    PATH has no FileCheck at all (then LLVM's in /usr/lib/llvm-NN/bin, else the Python port)."""
+    if not uses_external_shell(test):
+        return
+    environment = test.config.environment
+    path = environment.get("PATH", os.environ.get("PATH", ""))
+    if not engine and shutil.which("FileCheck", path=path):
+        return
+    changed = {
+        **environment,
+        "PATH": os.pathsep.join([str(SHIM_DIR), path]),
+        PYTHON_ENV: sys.executable,
+    }
+    if engine:
+        changed[ENGINE_ENV] = engine
+    with_own_config(test, environment=changed)
