@@ -125,3 +125,33 @@ def test_the_ports_argument_errors_are_one_line(tmp_path, monkeypatch):
     )
     assert status == 2
     assert err.startswith("filecheck: error: Unconsumed arguments:")
+
+
+# CHECK-NOT's range ends where the next match begins (LLVM's rule; the port 1.0.6 searched to
+# where that match ends, and failed files that LLVM passes).
+NOT_BEFORE_NEXT_MATCH = [
+    ("// CHECK: a\n// CHECK-NOT: bar\n// CHECK: foo bar\n", "a\nfoo bar\nb\n", 0),
+    ("// CHECK: a\n// CHECK-NOT: bar\n// CHECK: bar\n", "a\nbar\n", 0),
+    ("// CHECK: a\n// CHECK-NOT: foo\n// CHECK-NEXT: foo bar\n", "a\nfoo bar\n", 0),
+    ("// CHECK: a\n// CHECK-NOT: bar\n// CHECK: foo\n", "a\nbar\nfoo\n", 1),
+    ("// CHECK: a\n// CHECK-NOT: x\n// CHECK-SAME: b x\n", "a b x\n", 0),
+]
+
+
+@pytest.mark.parametrize(("checks", "text", "status"), NOT_BEFORE_NEXT_MATCH)
+def test_the_python_port_ends_a_check_not_range_where_the_next_match_begins(
+    tmp_path, monkeypatch, checks, text, status
+):
+    (tmp_path / "c.txt").write_text(checks)
+    got, _, err = _run([tmp_path / "c.txt"], text, monkeypatch, MLIRPIPE_FILECHECK="python")
+    assert got == status, err
+
+
+@needs_llvm
+@pytest.mark.parametrize(("checks", "text", "status"), NOT_BEFORE_NEXT_MATCH)
+def test_llvm_filecheck_agrees_on_where_a_check_not_range_ends(
+    tmp_path, monkeypatch, checks, text, status
+):
+    (tmp_path / "c.txt").write_text(checks)
+    got, _, err = _run([tmp_path / "c.txt"], text, monkeypatch, MLIRPIPE_FILECHECK="llvm")
+    assert got == status, err
