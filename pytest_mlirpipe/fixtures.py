@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from .errors import MlirpipeError
+from .errors import MlirpipeError, Problem
 from .execution.workdir import TorchCache
 from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
 from .plugin import run_config
@@ -36,6 +36,7 @@ class _ExecutionRun:
         self.options = options
         self.json_path = options.json_path
         self.worker_rows: list[dict[str, Any]] = []
+        self.tests: dict[int, str] = {}  # index in the checker's outcomes -> the test's node id
         self.verdict: tuple[int, str] | None = None  # of --mlirpipe-compare
         self.baseline: dict[str, Any] = {}  # its report, read at configure time
         self._checker = None
@@ -69,7 +70,12 @@ class _ExecutionRun:
     def rows(self) -> list[dict[str, Any]]:
         from .execution.report import outcome_to_dict
 
-        own = [outcome_to_dict(o) for o in self._checker.outcomes] if self._checker else []
+        own = []
+        for i, o in enumerate(self._checker.outcomes if self._checker else ()):
+            row = outcome_to_dict(o)
+            if i in self.tests:
+                row["test"] = self.tests[i]
+            own.append(row)
         return own + self.worker_rows
 
 
@@ -193,11 +199,19 @@ class MlirpipeFixture:
 
     Shared libraries and repro files go under the test's own `tmp_path`."""
 
-    def __init__(self, run: _ExecutionRun, nodeid: str, work_dir: Path, root: Path | None = None):
+    def __init__(
+        self,
+        run: _ExecutionRun,
+        nodeid: str,
+        work_dir: Path,
+        root: Path | None = None,
+        item: pytest.Item | None = None,
+    ):
         self._run = run
         self._nodeid = nodeid
         self._work_dir = work_dir
         self._root = root  # caller locations are shown relative to it
+        self._item = item  # the test: its listed failures (--mlirpipe-expectations)
 
     @property
     def checker(self) -> ModelChecker:
@@ -215,10 +229,43 @@ class MlirpipeFixture:
         options.setdefault("work_dir", self._work_dir)
         where = _caller(self._root)
         return _or_fail(
-            lambda: self.checker.check(model, *inputs, **options),
+            lambda: self._checked(model, inputs, options),
             where,
             lambda exc: _run_line(exc, model, inputs, options, self._root),
         )
+
+    def _checked(self, model: Any, inputs: tuple[Any, ...], options: dict[str, Any]):
+        """The checker's outcomes, kept with this test's node id. With an expectations file,
+        the failures of this test's listed pipelines do not fail the check (they make the test
+        an xfail when it ends), and a listed pipeline that passes does."""
+        from .execution.check import FAILING, ExecutionMismatch
+        from .expectations_plugin import listed_pipelines, note_checked, xpass_message
+
+        first = len(self.checker.outcomes)
+        try:
+            outcomes = list(self.checker.check(model, *inputs, **options))
+            mismatch = None
+        except ExecutionMismatch as exc:
+            outcomes, mismatch = list(exc.outcomes), exc
+        finally:
+            for i in range(first, len(self.checker.outcomes)):
+                self._run.tests[i] = self._nodeid
+        listed = listed_pipelines(self._item.config, self._nodeid) if self._item else {}
+        if not listed:
+            if mismatch is not None:
+                raise mismatch
+            return outcomes
+        judged = [(listed[o.pipeline], o) for o in outcomes if o.pipeline in listed]
+        note_checked(
+            self._item,
+            [o.pipeline for o in outcomes],
+            [e for e, o in judged if o.verdict in FAILING],
+        )
+        passing = [Problem(xpass_message(e)) for e, o in judged if o.verdict == "PASS"]
+        unlisted = [o for o in outcomes if o.pipeline not in listed]
+        if passing or any(o.verdict in FAILING for o in unlisted):
+            raise ExecutionMismatch(outcomes[0].case, unlisted, passing)
+        return outcomes
 
     def compile(self, model: Any, *inputs: Any, **options: Any) -> CompiledModel:
         """`ModelChecker.compile` (same options): the model compiled through `pipeline`, a
@@ -297,7 +344,8 @@ def _caller(root: Path | None) -> str:
 def mlirpipe(request: pytest.FixtureRequest, tmp_path: Path) -> MlirpipeFixture:
     """Compile models through MLIR pipelines and check them against torch eager."""
     config = request.config
-    return MlirpipeFixture(config.stash[_RUN_KEY], request.node.nodeid, tmp_path, config.rootpath)
+    run = config.stash[_RUN_KEY]
+    return MlirpipeFixture(run, request.node.nodeid, tmp_path, config.rootpath, request.node)
 
 
 __all__ = ["MlirpipeFixture", "mlirpipe"]

@@ -1,4 +1,4 @@
-"""`mlirpipe`: pipelines and passes, stages, model import and runs, the showcase, merge."""
+"""`mlirpipe`: pipelines, passes, stages, model import and runs, showcase, merge, expectations."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from ..tools.common import (
     run_tool,
     write_output,
 )
+from .expectations import add_expectations
 from .merge import add_merge
 
 
@@ -46,6 +47,7 @@ def build_parser() -> ArgumentParser:
         _add_passes,
         _add_showcase,
         add_merge,
+        add_expectations,
         _add_init,
         _add_update_checks,
     ):

@@ -57,7 +57,7 @@ class Outcome:
 class ExecutionMismatch(MlirpipeError):
     """A model's native results differ from torch's, or it failed to compile or run."""
 
-    def __init__(self, case: str, outcomes: Sequence[Outcome]):
+    def __init__(self, case: str, outcomes: Sequence[Outcome], more: Sequence[Problem] = ()):
         self.case = case
         self.outcomes = tuple(outcomes)
         failed = [o for o in outcomes if o.verdict in FAILING]
@@ -76,6 +76,7 @@ class ExecutionMismatch(MlirpipeError):
                 )
                 for o in failed
             ]
+            + list(more)  # what else the check found wrong (a listed failure that passes)
         )
 
 
