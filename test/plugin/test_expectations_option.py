@@ -126,9 +126,10 @@ def test_an_execution_check_xfails_only_on_its_listed_pipeline(models, workers):
             "compiler at stage 'llvm': left arith.addf*(listed in expected.toml:6)"
         ]
     )
-    # listed for refbackend, which passes: strict
+    # listed for refbackend, which passes: strict; and for a pipeline the test never checks
     (models.path / "expected.toml").write_text(
         text.replace('pipeline = "broken"', 'pipeline = "refbackend"')
+        + '\n[[xfail]]\ntest = "test_models.py::test_add_one"\npipeline = "tosa"\n'
     )
     result = models.runpytest_subprocess(
         "-p", "no:cacheprovider", "--mlirpipe-expectations=expected.toml", *workers
@@ -140,6 +141,8 @@ def test_an_execution_check_xfails_only_on_its_listed_pipeline(models, workers):
             "'broken' left non-LLVM ops*",
             "test_models.py:10: error: pipeline 'refbackend': listed as failing in "
             "expected.toml:6, now passes: remove the entry",
+            "mlirpipe: expected.toml:11: the entry matches no test: test_models.py::test_add_one "
+            "checks no pipeline 'tosa'; remove it",
         ]
     )
 
@@ -243,3 +246,28 @@ def test_a_missing_expectations_file_is_a_usage_error_with_the_fix(suite):
         "ERROR: mlirpipe: cannot read the expectations file none.toml: No such file or directory",
         "  hint: write one from a run's results: mlirpipe expectations RUN.json -o none.toml",
     ]
+
+
+def test_the_command_never_replaces_a_file_and_updates_only_one_that_exists(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.json").write_text('{"format": 1, "files": {}, "results": []}')
+    (tmp_path / "old.toml").write_text("")
+    assert _expectations("run.json", "-o", "old.toml") == (
+        2,
+        "",
+        "mlirpipe expectations: error: old.toml exists: without --update a new file is "
+        "written, never over an old one\n"
+        "  hint: rewrite it from the runs, keeping its comments: mlirpipe expectations "
+        "--update run.json -o old.toml\n",
+    )
+    assert _expectations("--update", "run.json", "-o", "new.toml") == (
+        2,
+        "",
+        "mlirpipe expectations: error: no expectations file new.toml to update\n"
+        "  hint: write it first: mlirpipe expectations run.json -o new.toml\n",
+    )
+    assert _expectations("run.json", "-o", "new.toml") == (
+        0,
+        "mlirpipe expectations: 0 expected failures in new.toml\n",
+        "",
+    )
