@@ -50,21 +50,17 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Expectations:
-    """The entries of one expectations file, found by test and pipeline."""
+    """The entries of one expectations file, in the file's order."""
 
     path: str
     entries: tuple[Entry, ...] = ()
 
-    def whole_test(self, test: str) -> Entry | None:
-        """The entry that lists the whole test (no pipeline)."""
-        return self._by_key().get((test, ""))
-
-    def pipelines(self, test: str) -> dict[str, Entry]:
-        """The test's entries that list one pipeline each, by pipeline."""
-        return {e.pipeline: e for e in self.entries if e.test == test and e.pipeline}
-
-    def _by_key(self) -> dict[tuple[str, str], Entry]:
-        return {e.key: e for e in self.entries}
+    def by_test(self) -> dict[str, dict[str, Entry]]:
+        """{test: {pipeline, or "" for the whole test: its entry}}, to look entries up."""
+        index: dict[str, dict[str, Entry]] = {}
+        for e in self.entries:
+            index.setdefault(e.test, {})[e.pipeline] = e
+        return index
 
 
 # ---- reading

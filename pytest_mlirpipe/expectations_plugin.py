@@ -75,7 +75,8 @@ def _from_plain(data: dict[str, Any]) -> Expectations:
 def listed_pipelines(config: pytest.Config, test: str) -> dict[str, Entry]:
     """The pipelines of `test` listed as failing, by name (none without expectations)."""
     run = config.stash.get(EXPECTATIONS_KEY, None)
-    return run.expectations.pipelines(test) if run is not None else {}
+    listed = run.listed.get(test, {}) if run is not None else {}
+    return {pipeline: e for pipeline, e in listed.items() if pipeline}
 
 
 def note_checked(item: pytest.Item, pipelines: list[str], met: list[Entry]) -> None:
@@ -103,6 +104,7 @@ class ExpectationsRun:
     def __init__(self, config: pytest.Config, expectations: Expectations):
         self.config = config
         self.expectations = expectations
+        self.listed = expectations.by_test()  # test -> pipeline ("" for the whole test) -> entry
         self.checked: dict[str, set[str]] = {}  # test -> the pipelines its checks ran
         self.collected: set[str] = set()
         self.files: set[str] = set()  # the files (node id's first part) collected
@@ -122,7 +124,7 @@ class ExpectationsRun:
         report = yield
         if report.when != "call" or hasattr(report, "wasxfail"):
             return report
-        entry = self.expectations.whole_test(item.nodeid)
+        entry = self.listed.get(item.nodeid, {}).get("")
         met = item.stash.get(MET_KEY, [])
         if entry is not None and report.failed:
             _xfailed(report, xfail_reason(entry))

@@ -34,12 +34,16 @@ def test_entries_are_read_with_their_lines_and_found_by_test_and_pipeline():
         "# known failures\n\n[[xfail]]\ntest = 'a.mlir::a.mlir'\nreason = 'FAIL'\n\n"
         '[[xfail]]\ntest = "t.py::test_m"\npipeline = "tosa"\n'
     )
-    expectations = parse_expectations(text, "exp.toml")
-    whole = expectations.whole_test("a.mlir::a.mlir")
+    index = parse_expectations(text, "exp.toml").by_test()
+    assert list(index) == ["a.mlir::a.mlir", "t.py::test_m"]
+    whole = index["a.mlir::a.mlir"][""]
     assert (whole.reason, str(whole.location)) == ("FAIL", "exp.toml:3")
-    assert list(expectations.pipelines("t.py::test_m")) == ["tosa"]
-    assert str(expectations.pipelines("t.py::test_m")["tosa"].location) == "exp.toml:7"
-    assert expectations.whole_test("t.py::test_m") is None
+    tosa = index["t.py::test_m"]["tosa"]
+    assert (tosa.reason, str(tosa.location), list(index["t.py::test_m"])) == (
+        "",
+        "exp.toml:7",
+        ["tosa"],
+    )
     assert parse_expectations("", "exp.toml").entries == ()
 
 
