@@ -71,6 +71,11 @@ def _kept(suite: pytest.Pytester, *args: str, run=None) -> str:
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_failing_file_kept_from_a_run_is_an_xfail_with_its_reason(suite, workers):
     text = _kept(suite, *workers)
+    files = json.loads((suite.path / "run.json").read_text())["files"]
+    assert (
+        files["bad.mlir::bad.mlir"]["reason"] == WHY
+        and "reason" not in files["good.mlir::good.mlir"]
+    )
     assert 'test = "bad.mlir::bad.mlir"' in text and "good.mlir" not in text
     assert WHY_TOML in text
     result = suite.runpytest(
@@ -113,6 +118,11 @@ def models(suite: pytest.Pytester) -> pytest.Pytester:
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_an_execution_check_xfails_only_on_its_listed_pipeline(models, workers):
     text = _kept(models, *workers, run=models.runpytest_subprocess)
+    rows = json.loads((models.path / "run.json").read_text())["results"]
+    assert {(r["test"], r["pipeline"], r["verdict"]) for r in rows} == {
+        ("test_models.py::test_add_one", "refbackend", "PASS"),
+        ("test_models.py::test_add_one", "broken", "FAIL"),
+    }
     assert text.count("\n[[xfail]]\n") == 1
     assert 'test = "test_models.py::test_add_one"\npipeline = "broken"\n' in text
     assert "reason = \"FAIL: refused by the compiler at stage 'llvm': left arith.addf" in text
@@ -237,6 +247,18 @@ def test_the_ini_key_names_the_file_relative_to_the_ini_file(suite):
         mp.chdir(sub)
         result = suite.runpytest("-p", "no:cacheprovider", str(suite.path))
     result.assert_outcomes(passed=1, xfailed=1)
+
+
+def test_the_help_names_the_flag_and_the_ini_key(suite):
+    result = suite.runpytest("--help")
+    result.stdout.fnmatch_lines(
+        [
+            "*--mlirpipe-expectations=FILE*",
+            "*the expected failures listed in FILE (written by*",
+            "*mlirpipe_expectations (string):*",
+            "*expectations file of expected failures (relative to this*",
+        ]
+    )
 
 
 def test_a_missing_expectations_file_is_a_usage_error_with_the_fix(suite):
