@@ -92,7 +92,9 @@ def test_a_listed_file_that_passes_fails_the_run_and_a_stale_entry_is_named(suit
     (suite.path / "bad.mlir").write_text(GOOD)
     with (suite.path / "expected.toml").open("a") as f:
         f.write('\n[[xfail]]\ntest = "gone.mlir::gone.mlir"\nreason = "FAIL"\n')
-    result = suite.runpytest("-p", "no:cacheprovider", "--mlirpipe-expectations=expected.toml")
+    result = suite.runpytest(
+        "-p", "no:cacheprovider", "--mlirpipe-expectations=expected.toml", *workers
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
@@ -102,6 +104,20 @@ def test_a_listed_file_that_passes_fails_the_run_and_a_stale_entry_is_named(suit
             "gone.mlir::gone.mlir; remove it",
         ]
     )
+
+
+def test_running_a_subset_does_not_make_the_other_entries_stale(suite):
+    _kept(suite)
+    result = suite.runpytest(
+        "-p", "no:cacheprovider", "--mlirpipe-expectations=expected.toml", "good.mlir"
+    )
+    assert result.ret == 0
+    result.assert_outcomes(passed=1)
+    assert "matches no test" not in result.stdout.str()
+    result = suite.runpytest(
+        "-p", "no:cacheprovider", "--mlirpipe-expectations=expected.toml", "-k", "good"
+    )
+    assert result.ret == 0 and "matches no test" not in result.stdout.str()
 
 
 @pytest.fixture
