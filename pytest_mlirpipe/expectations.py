@@ -259,8 +259,9 @@ class Update:
 def update_expectations(text: str, path: str, results: RunResults) -> Update:
     """`text` (an expectations file) rewritten from new results: an entry whose test (or
     pipeline) passed goes, with the comment lines just above its [[xfail]] line; one still
-    failing keeps its comments and gets the new reason; new failures are added at the end;
-    entries the runs did not judge stay as they are. Every other line stays."""
+    failing keeps its comments and gets the new reason; new failures are added after the last
+    entry (at the end of a file without entries); entries the runs did not judge stay as they
+    are. Every other line stays."""
     expectations = parse_expectations(text, path)  # a bad file is said before it is changed
     lines = text.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if _HEADER.match(line)]
@@ -292,12 +293,18 @@ def update_expectations(text: str, path: str, results: RunResults) -> Update:
         else:
             unjudged += 1
             out += block
-    out += lines[cursor:]
+    if not starts:  # no entry yet: the file's own lines all come first
+        out, cursor = list(lines), len(lines)
     added = tuple(failing.values())
-    new = _squeezed("".join(out))
+    new = _squeezed("".join(out)).rstrip("\n")  # new entries go after the last entry
     for entry in added:
-        new = new.rstrip("\n") + "\n\n" + _entry_text(entry)
-    return Update(new, kept, tuple(removed), added, unjudged)
+        new += ("\n\n" if new else "") + _entry_text(entry).rstrip("\n")
+    tail = _squeezed("".join(lines[cursor:])).strip("\n")  # the comments after it
+    return Update(_joined(new, tail), kept, tuple(removed), added, unjudged)
+
+
+def _joined(text: str, tail: str) -> str:
+    return "\n\n".join(part for part in (text, tail) if part) + "\n"
 
 
 def _body_end(lines: Sequence[str], start: int, next_start: int | None) -> int:

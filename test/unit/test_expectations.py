@@ -163,15 +163,25 @@ def test_update_keeps_comments_drops_what_passes_adds_what_fails_and_leaves_the_
         "[[xfail]]\n"
         'test = "z.mlir::z.mlir"\n'
         'reason = "FAIL"\n\n'
-        "# last words\n\n"
         '[[xfail]]\ntest = "d.mlir::d.mlir"\nreason = "TIMEOUT"\n\n'
         '[[xfail]]\ntest = "t.py::test_m"\npipeline = "tosa"\nreason = "FAIL: no"\n\n'
-        '[[xfail]]\ntest = "t.py::test_n"\npipeline = "tosa"\nreason = "TIMEOUT: slow"\n'
+        '[[xfail]]\ntest = "t.py::test_n"\npipeline = "tosa"\nreason = "TIMEOUT: slow"\n\n'
+        "# last words\n"
     )
     assert update.summary() == (
         "1 kept, 1 removed (now pass), 3 added, 1 not in the runs, left as they were"
     )
     assert [e.test for e in update.removed] == ["b.mlir::b.mlir"]
+
+
+def test_update_of_a_file_without_entries_adds_them_after_its_own_lines():
+    one = {"files": {"a.mlir::a.mlir": REPORT["files"]["a.mlir::a.mlir"]}}
+    update = update_expectations("# nothing fails yet\n", "e.toml", results_of([one]))
+    assert update.text == (
+        "# nothing fails yet\n\n"
+        '[[xfail]]\ntest = "a.mlir::a.mlir"\nreason = "FAIL: RUN line 1: x"\n'
+    )
+    assert update_expectations("", "e.toml", results_of([one])).text == update.text.split("\n\n")[1]
 
 
 def test_update_refuses_a_file_whose_entries_are_not_xfail_tables():
