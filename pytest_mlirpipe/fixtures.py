@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from .errors import MlirpipeError
+from .errors import MlirpipeError, Problem
 from .execution.workdir import TorchCache
+from .model import ExecutionVerdict
 from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
 from .plugin import run_config
 
@@ -38,6 +39,7 @@ class _ExecutionRun:
         self.options = options
         self.json_path = options.json_path
         self.worker_rows: list[dict[str, Any]] = []
+        self.tests: dict[int, str] = {}  # index in the checker's outcomes -> the test's node id
         self.verdict: tuple[int, str] | None = None  # of --mlirpipe-compare
         self.baseline: dict[str, Any] = {}  # its report, read at configure time
         self._checker: ModelChecker | None = None
@@ -71,9 +73,12 @@ class _ExecutionRun:
     def rows(self) -> list[dict[str, Any]]:
         from .execution.report import outcome_to_dict
 
-        own: list[dict[str, Any]] = (
-            [outcome_to_dict(o) for o in self._checker.outcomes] if self._checker else []
-        )
+        own = []
+        for i, o in enumerate(self._checker.outcomes if self._checker else ()):
+            row = outcome_to_dict(o)
+            if i in self.tests:
+                row["test"] = self.tests[i]
+            own.append(row)
         return own + self.worker_rows
 
 
@@ -198,11 +203,19 @@ class MlirpipeFixture:
 
     Shared libraries and repro files go under the test's own `tmp_path`."""
 
-    def __init__(self, run: _ExecutionRun, nodeid: str, work_dir: Path, root: Path | None = None):
+    def __init__(
+        self,
+        run: _ExecutionRun,
+        nodeid: str,
+        work_dir: Path,
+        root: Path | None = None,
+        item: pytest.Item | None = None,
+    ):
         self._run = run
         self._nodeid = nodeid
         self._work_dir = work_dir
         self._root = root  # caller locations are shown relative to it
+        self._item = item  # the test: its listed failures (--mlirpipe-expectations)
 
     @property
     def checker(self) -> ModelChecker:
@@ -231,7 +244,9 @@ class MlirpipeFixture:
         building under the test's `tmp_path` unless given a `work_dir`: compile `model`
         through each pipeline, run it on `inputs`, compare with torch eager.
 
-        Fails the test with the mismatch report of every failing pipeline.
+        Fails the test with the mismatch report of every failing pipeline, except the
+        pipelines of this test that --mlirpipe-expectations lists: their failures make the
+        test an xfail when it ends, and one of them that passes fails it here.
         """
         __tracebackhide__ = True
         where = _caller(self._root)
@@ -248,27 +263,65 @@ class MlirpipeFixture:
             "import_profile": import_profile,
         }
         return _or_fail(
-            lambda: self.checker.check(
+            lambda: self._checked(
                 model,
-                *inputs,
-                pipelines=pipelines,
-                rtol=rtol,
-                atol=atol,
-                reference=reference,
-                name=self._nodeid.split("::")[-1] if name is None else name,
-                flops=flops,
-                mode=mode,
-                per_dtype=per_dtype,
-                time_it=time_it,
-                work_dir=self._work_dir if work_dir is None else work_dir,
-                backend_legal_ops=backend_legal_ops,
-                decompositions=decompositions,
-                import_profile=import_profile,
-                bisect=bisect,
+                inputs,
+                {
+                    "pipelines": pipelines,
+                    "rtol": rtol,
+                    "atol": atol,
+                    "reference": reference,
+                    "name": self._nodeid.split("::")[-1] if name is None else name,
+                    "flops": flops,
+                    "mode": mode,
+                    "per_dtype": per_dtype,
+                    "time_it": time_it,
+                    "work_dir": self._work_dir if work_dir is None else work_dir,
+                    "backend_legal_ops": backend_legal_ops,
+                    "decompositions": decompositions,
+                    "import_profile": import_profile,
+                    "bisect": bisect,
+                },
             ),
             where,
             lambda exc: _run_line(exc, model, inputs, differs, self._root),
         )
+
+    def _checked(self, model: Any, inputs: tuple[Any, ...], options: dict[str, Any]):
+        """The checker's outcomes, kept with this test's node id. With an expectations file,
+        the failures of this test's listed pipelines do not fail the check (they make the test
+        an xfail when it ends), and a listed pipeline that passes does."""
+        from .execution.check import ExecutionMismatch
+        from .expectations_plugin import listed_pipelines, note_checked, xpass_message
+
+        first = len(self.checker.outcomes)
+        try:
+            outcomes = list(self.checker.check(model, *inputs, **options))
+            mismatch = None
+        except ExecutionMismatch as exc:
+            outcomes, mismatch = list(exc.outcomes), exc
+        finally:
+            for i in range(first, len(self.checker.outcomes)):
+                self._run.tests[i] = self._nodeid
+        item = self._item
+        listed = listed_pipelines(item.config, self._nodeid) if item else {}
+        if item is None or not listed:
+            if mismatch is not None:
+                raise mismatch
+            return outcomes
+        judged = [(listed[o.pipeline], o) for o in outcomes if o.pipeline in listed]
+        note_checked(
+            item,
+            [o.pipeline for o in outcomes],
+            [e for e, o in judged if o.verdict.is_failure],
+        )
+        passing = [
+            Problem(xpass_message(e)) for e, o in judged if o.verdict is ExecutionVerdict.PASS
+        ]
+        unlisted = [o for o in outcomes if o.pipeline not in listed]
+        if passing or any(o.verdict.is_failure for o in unlisted):
+            raise ExecutionMismatch(outcomes[0].case, unlisted, passing)
+        return outcomes
 
     def compile(
         self,
@@ -364,7 +417,8 @@ def _caller(root: Path | None) -> str:
 def mlirpipe(request: pytest.FixtureRequest, tmp_path: Path) -> MlirpipeFixture:
     """Compile models through MLIR pipelines and check them against torch eager."""
     config = request.config
-    return MlirpipeFixture(config.stash[_RUN_KEY], request.node.nodeid, tmp_path, config.rootpath)
+    run = config.stash[_RUN_KEY]
+    return MlirpipeFixture(run, request.node.nodeid, tmp_path, config.rootpath, request.node)
 
 
 __all__ = ["MlirpipeFixture", "mlirpipe"]

@@ -22,6 +22,8 @@ RUNNER_KEY: pytest.StashKey[FileTestRunner] = pytest.StashKey()
 CONTAINED = "mlirpipe_contained"
 # user_properties key of lit's result code for the file (PASS, FLAKYPASS, FAIL, UNRESOLVED, ...).
 VERDICT = "mlirpipe_verdict"
+# user_properties key of why a failing file failed (one line, kept in --mlirpipe-json).
+REASON = "mlirpipe_reason"
 # user_properties key of what --mlirpipe-update-checks did to the file (report lines).
 UPDATED = "mlirpipe_updated"
 # user_properties key of the stage report of a file whose stage check failed (a path).
@@ -126,6 +128,9 @@ class MlirItem(pytest.Item):
         _remove_old_reports(runner, self.path)
         if verdict.is_failure:  # lit's own isFailure of the code: FAIL, XPASS, UNRESOLVED, ...
             from .filetests.stage_report import report_failed_file
+            from .filetests.verdict import failure_reason
+
+            self.user_properties.append((REASON, failure_reason(verdict)))
 
             report = report_failed_file(runner, self.path, verdict)
             if report is not None and report.path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -153,6 +154,13 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         cli="--timeout",
         cli_help="time limit in seconds for each pipeline's compile and first run; a pipeline "
         "still running at the limit is stopped and ends as TIMEOUT (default 0: none)",
+    ),
+    Option(
+        "expectations",
+        "the expected failures listed in FILE (written by `mlirpipe expectations`) are strict "
+        "xfails: a listed test (or an execution check's pipeline) that passes fails the run",
+        metavar="FILE",
+        ini_help="expectations file of expected failures (relative to this file)",
     ),
 )
 # Declared by the execution plugin (the `mlirpipe` fixture); several are `mlirpipe run` flags too.
@@ -306,6 +314,7 @@ class RunConfig:
     no_cache: bool = False
     compare_path: str | None = None  # a baseline timing report
     compare_threshold: float = 0.2  # 20 %
+    expectations_path: str | None = None  # the expected failures (a TOML file)
 
 
 class OptionValueError(ValueError):
@@ -361,7 +370,17 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         no_cache=bool(flag(BY_NAME["no_cache"])),
         compare_path=flag(BY_NAME["compare"]),
         compare_threshold=_percent(_given(flag, ini, "compare_threshold")),
+        expectations_path=_expectations(flag, ini, base),
     )
+
+
+def _expectations(flag: Lookup, ini: Lookup, base: str) -> str | None:
+    """The expectations file: the flag's path as given, the ini key's relative to `base`."""
+    given = flag(BY_NAME["expectations"])
+    if given:
+        return str(given)
+    in_ini = ini(BY_NAME["expectations"])
+    return os.path.join(base, in_ini) if in_ini else None
 
 
 def _given(flag: Lookup, ini: Lookup, name: str) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .items import VERDICT, MlirItem
+from .items import REASON, VERDICT, MlirItem
 
 # pytest cache key: {node id: seconds its last run took}.
 DURATIONS_KEY = "mlirpipe/durations"
@@ -22,6 +22,7 @@ class FileOrder:
         self.smart = smart  # lit's smart order; else collection order
         self.seen: dict[str, float] = {}
         self.verdicts: dict[str, str] = {}
+        self.reasons: dict[str, str] = {}  # of the failing files
 
     @pytest.hookimpl(trylast=True)  # after -k/-m and other plugins' selections
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -30,14 +31,23 @@ class FileOrder:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep how long a file test ran (on the xdist controller too: workers send reports)."""
-        verdict = next((v for k, v in report.user_properties if k == VERDICT), None)
+        properties = dict(report.user_properties)
+        verdict = properties.get(VERDICT)
         if report.when == "call" and verdict is not None:
             self.seen[report.nodeid] = report.duration
             self.verdicts[report.nodeid] = str(verdict)
+            if properties.get(REASON):
+                self.reasons[report.nodeid] = str(properties[REASON])
 
     def file_timings(self) -> dict[str, dict[str, object]]:
-        """{node id: {"verdict": lit's code, "seconds": its run}} of this run's file tests."""
-        return {n: {"verdict": self.verdicts[n], "seconds": s} for n, s in self.seen.items()}
+        """{node id: {"verdict": lit's code, "seconds": its run}} of this run's file tests;
+        a failing file's entry also has its "reason" (one line)."""
+        timings: dict[str, dict[str, object]] = {}
+        for n, s in self.seen.items():
+            timings[n] = {"verdict": self.verdicts[n], "seconds": s}
+            if n in self.reasons:
+                timings[n]["reason"] = self.reasons[n]
+        return timings
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

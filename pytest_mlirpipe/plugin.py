@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import ordering, sharding
+from . import expectations_plugin, ordering, sharding
 from .items import (
     CONTAINED,
     RUNNER_KEY,
@@ -54,6 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_CONFIGURED] = True
     config.pluginmanager.register(ordering.FileOrder(config, smart), "mlirpipe-order")
     _register_shard(config)
+    expectations_plugin.configure(config, run_config(config).expectations_path)
 
 
 def file_runner(config: pytest.Config) -> FileTestRunner | None:

@@ -1,4 +1,4 @@
-"""`mlirpipe`: pipelines and passes, stages, model import and runs, the showcase, merge."""
+"""`mlirpipe`: pipelines, passes, stages, model import and runs, showcase, merge, expectations."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from ..tools.common import (
     run_tool,
     write_output,
 )
+from .expectations import add_expectations
 from .merge import add_merge
 from .reduce import add_reduce
 
@@ -50,6 +51,7 @@ def build_parser() -> ArgumentParser:
         _add_passes,
         _add_showcase,
         add_merge,
+        add_expectations,
         _add_init,
         _add_update_checks,
         add_reduce,

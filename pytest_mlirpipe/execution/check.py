@@ -59,7 +59,7 @@ class Outcome:
 class ExecutionMismatch(MlirpipeError):
     """A model's native results differ from torch's, or it failed to compile or run."""
 
-    def __init__(self, case: str, outcomes: Sequence[Outcome]):
+    def __init__(self, case: str, outcomes: Sequence[Outcome], more: Sequence[Problem] = ()):
         self.case = case
         self.outcomes = tuple(outcomes)
         failed = [o for o in outcomes if o.verdict.is_failure]
@@ -78,6 +78,7 @@ class ExecutionMismatch(MlirpipeError):
                 )
                 for o in failed
             ]
+            + list(more)  # what else the check found wrong (a listed failure that passes)
         )
 
 

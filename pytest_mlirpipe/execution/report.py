@@ -27,7 +27,25 @@ def outcome_to_dict(o: Outcome) -> dict[str, Any]:
     d["verdict"] = str(o.verdict)  # a plain string: xdist ships the rows as they are
     d["max_abs"] = o.max_abs
     d["ok"] = o.verdict is ExecutionVerdict.PASS
+    if o.verdict.is_failure:
+        d["reason"] = failure_reason(o)
     return d
+
+
+def failure_reason(o: Outcome) -> str:
+    """One line saying why a check failed: who refused the model at which stage (and pass),
+    which result is wrong, or how the compiled code ended (crash, time limit)."""
+    if o.refusal is not None:
+        r = o.refusal
+        by = "torch" if r.by == "torch" else "the compiler"
+        where = f"stage '{r.stage}'" + (f", pass '{r.pass_name}'" if r.pass_name else "")
+        return f"{o.verdict}: refused by {by} at {where}: {r.reason}"
+    if o.comparison is not None and not o.comparison.ok:
+        wrong = [line for line in o.comparison.format().splitlines() if ": matches (" not in line]
+        return f"{o.verdict}: wrong results: {wrong[0].strip() if wrong else 'differ'}"
+    error = (o.error or "").strip().splitlines()
+    first = error[0].removeprefix("error: ") if error else "failed"
+    return f"{o.verdict}: {first}"
 
 
 def row_of(d: dict[str, Any]) -> list[str]:

@@ -106,3 +106,33 @@ def _ends_with(args: tuple[str, ...], tail: tuple[str, ...]) -> bool:
     """Whether `args` (a command: program, or interpreter and module, then arguments) ends
     with `tail` after at least its program."""
     return 0 < len(tail) < len(args) and args[-len(tail) :] == tail
+
+
+def failure_reason(verdict: FileVerdict) -> str:
+    """One line saying why a file failed: lit's code, how a contained run ended (crash),
+    then the first failing RUN line and the first error its commands printed."""
+    parts = [str(verdict.code)]
+    if verdict.crash:
+        parts.append(f"crashed ({verdict.crash})")
+    failed = next((s for s in verdict.steps if s.failed), None)
+    if failed is not None:
+        where = f"RUN line {failed.line}" if failed.line else "a RUN line"
+        parts.append(f"{where}: {_first_error(failed)}")
+    elif not verdict.crash and verdict.output.strip():
+        parts.append(verdict.output.strip().splitlines()[0])
+    return ": ".join(parts)
+
+
+_ERROR = re.compile(r"\berror: (.*\S)")
+
+
+def _first_error(step: RunStep) -> str:
+    """The first `error: ...` message of the step's failing command (without its location),
+    else that command's name and exit status."""
+    result = next(r for r in step.results if r.exit_code != 0)
+    for text in (result.stderr, result.stdout):
+        m = _ERROR.search(text or "")
+        if m:
+            return m.group(1)
+    program = result.args[0].rsplit("/", 1)[-1] if result.args else "a command"
+    return f"{program} exited with status {result.exit_code}"

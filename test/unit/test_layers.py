@@ -15,12 +15,27 @@ ROOT = Path(pytest_mlirpipe.__file__).parent
 
 # Lowest first: a module may import its own layer and the layers before it, never a later one.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("core", ("model", "errors", "atomic", "capture", "contain", "mlir_env", "options")),
+    (
+        "core",
+        ("model", "errors", "atomic", "capture", "contain", "mlir_env", "options", "expectations"),
+    ),
     ("lowering", ("lowering",)),
     ("execution", ("execution",)),
     ("tools", ("tools",)),
     ("filetests", ("filetests",)),
-    ("shell", ("cli", "plugin", "items", "ordering", "sharding", "fixtures", "backend")),
+    (
+        "shell",
+        (
+            "cli",
+            "plugin",
+            "items",
+            "ordering",
+            "sharding",
+            "fixtures",
+            "backend",
+            "expectations_plugin",
+        ),
+    ),
 )
 
 
