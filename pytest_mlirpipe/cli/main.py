@@ -490,19 +490,33 @@ def _stages_html(
 def _check_html_target(out: str, source: str) -> None:
     """--html OUT names a file in a folder that exists (as mlirpipe-opt -o): checked before
     the pipeline runs."""
+    stem = Path(source).name if source != "<stdin>" else "stdin.mlir"
+    _check_report_target("--html", out, f"name the page: --html {Path(out) / stem}.html")
+
+
+def _check_report_target(flag: str, out: str, folder_hint: str) -> None:
+    """`flag OUT` names a file in a folder that exists: checked before any work, so a wrong
+    path costs no run and no folder is made that the user did not name."""
     target = Path(out)
     if target.is_dir():
-        stem = Path(source).name if source != "<stdin>" else "stdin.mlir"
-        raise _html_error(out, "it is a folder", f"name the page: --html {target / stem}.html")
+        raise _report_error(flag, out, "it is a folder", folder_hint)
     folder = target.absolute().parent
     if not folder.exists():
-        raise _html_error(out, f"no folder {folder}", "make the folder first, or name one that is")
+        raise _report_error(
+            flag, out, f"no folder {folder}", "make the folder first, or name one that is"
+        )
     if not folder.is_dir():
-        raise _html_error(out, f"{folder} is not a folder")
+        raise _report_error(flag, out, f"{folder} is not a folder")
 
 
 def _html_error(out: str, why: str, hint: str = "give a path in a folder you can write to"):
-    return UsageError(Problem(f"--html: cannot write the report: {why}", Location(out), hint))
+    return _report_error("--html", out, why, hint)
+
+
+def _report_error(
+    flag: str, out: str, why: str, hint: str = "give a path in a folder you can write to"
+) -> UsageError:
+    return UsageError(Problem(f"{flag}: cannot write the report: {why}", Location(out), hint))
 
 
 def _printed(text: str, name: str) -> str:
@@ -588,6 +602,10 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
     timeout = _seconds(args.timeout, "--timeout")
     pipelines = _names(args.pipeline)
     _require_runnable(args.pipelines_dir, tuple(pipelines))
+    if args.json:
+        _check_report_target(
+            "--json", args.json, f"name the file: --json {Path(args.json)}/run.json"
+        )
     if args.model.endswith(".onnx"):
         _refuse_inputs_for_onnx(args)
         model, inputs = args.model, _onnx_example_inputs(args.model, args.seed)
@@ -665,7 +683,11 @@ def _write_outcomes(outcomes: list, json_path: str | None, stdout: TextIO) -> No
     if side_by_side:
         stdout.write("\n" + side_by_side + "\n")
     if json_path:
-        write_json(json_path, rows)
+        try:
+            write_json(json_path, rows, make_parents=False)
+        except OSError as exc:  # never name the temporary file the report is written to first
+            folder = Path(json_path).absolute().parent
+            raise _report_error("--json", json_path, f"{exc.strerror} (in {folder})") from None
 
 
 def _onnx_example_inputs(path: str, seed: int) -> list:

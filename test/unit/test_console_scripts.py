@@ -138,6 +138,23 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--json", "."],
+        "mlirpipe run: .: error: --json: cannot write the report: it is a folder",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--json", "add.mlir/run.json"],
+        "mlirpipe run: add.mlir/run.json: error: --json: cannot write the report: "
+        "{cwd}/add.mlir is not a folder",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--json", "absent/run.json"],
+        "mlirpipe run: absent/run.json: error: --json: cannot write the report: "
+        "no folder {cwd}/absent",
+    ),
+    (
+        "mlirpipe",
         ["sweep", "--ops", "add", "-j", "0", "--out", "out"],
         "mlirpipe sweep: error: --jobs must be at least 1 (got 0)",
     ),
@@ -264,6 +281,7 @@ def test_every_usage_error_exits_2_with_its_message_before_anything_runs(
 ):
     monkeypatch.chdir(add_file.parent)
     status, out, err = in_process(tool, argv)
+    message = message.replace("{cwd}", str(add_file.parent))
     assert (status, out, err.splitlines()[0]) == (2, "", message)
     assert sorted(p.name for p in add_file.parent.iterdir()) == ["add.mlir"]  # nothing written
 
