@@ -165,6 +165,17 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe",
+        ["showcase", "add.mlir"],
+        "mlirpipe showcase: add.mlir: error: no RUN line names a known pipeline (--pipeline NAME)",
+    ),
+    (
+        "mlirpipe",
+        ["showcase", "."],
+        "mlirpipe showcase: error: no stage tests under .: no .mlir file has a RUN line naming a "
+        "known pipeline (--pipeline NAME)",
+    ),
+    (
+        "mlirpipe",
         ["update-checks", "absent"],
         "mlirpipe update-checks: error: no such file or folder: absent",
     ),
