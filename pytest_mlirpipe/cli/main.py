@@ -262,6 +262,7 @@ def _showcase(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: T
                 for m in missing
             ]
         )
+    named_pipelines([], [])  # a $MLIRPIPE_PIPELINES_PATH folder that is not there: exit 2
     return 1 if showcase([Path(p) for p in args.paths], stdout) else 0
 
 

@@ -116,13 +116,24 @@ def add_stage_range_options(parser: argparse.ArgumentParser) -> None:
 def named_pipelines(pipeline_dirs, names: Sequence[str], flag: str = "--pipeline") -> list:
     """The pipelines a command-line flag names, from the catalog of `pipeline_dirs`; an unknown
     name, or a pipelines folder that does not exist, is a usage error (exit 2)."""
-    from ..lowering.catalog import catalog_for
+    from ..lowering.catalog import PIPELINES_PATH_ENV, catalog_for
+    from ..lowering.catalog import pipeline_dirs as searched_dirs
 
     missing = [d for d in pipeline_dirs if not Path(d).is_dir()]
-    if missing:
-        raise UsageError(
-            [Problem(f"--pipelines-dir {d}: no such folder", hint=PIPELINES_HINT) for d in missing]
+    problems = [
+        Problem(f"--pipelines-dir {d}: no such folder", hint=PIPELINES_HINT) for d in missing
+    ]
+    problems += [
+        Problem(
+            f"${PIPELINES_PATH_ENV} names {d}: no such folder",
+            hint=f"give folders of pipeline files (*.toml), separated by '{os.pathsep}', "
+            "or unset it",
         )
+        for d in searched_dirs([])
+        if not Path(d).is_dir()
+    ]
+    if problems:
+        raise UsageError(problems)
     catalog = catalog_for(pipeline_dirs)
     unknown = [n for n in names if n not in catalog]
     if unknown:

@@ -297,6 +297,33 @@ def test_every_usage_error_exits_2_with_its_message_before_anything_runs(
     assert sorted(p.name for p in add_file.parent.iterdir()) == ["add.mlir"]  # nothing written
 
 
+@pytest.mark.parametrize(
+    ("tool", "argv"),
+    [
+        ("mlirpipe", ["list"]),
+        ("mlirpipe", ["stages", "add.mlir", "--pipeline", "refbackend"]),
+        ("mlirpipe", ["run", "absent.py::M", "--inputs", "2xf32"]),
+        ("mlirpipe", ["showcase", "add.mlir"]),
+        ("mlirpipe-opt", ["add.mlir", "--pipeline", "refbackend"]),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else v,
+)
+def test_a_pipelines_path_folder_that_is_not_there_is_a_usage_error(
+    tool, argv, add_file, monkeypatch
+):
+    monkeypatch.chdir(add_file.parent)
+    monkeypatch.setenv("MLIRPIPE_PIPELINES_PATH", "absent")
+    status, out, err = in_process(tool, argv)
+    prog = " ".join([tool, *argv[:1]]) if tool == "mlirpipe" else tool
+    assert (status, out, err) == (
+        2,
+        "",
+        f"{prog}: error: $MLIRPIPE_PIPELINES_PATH names absent: no such folder\n"
+        f"  hint: give folders of pipeline files (*.toml), separated by '{os.pathsep}', "
+        "or unset it\n",
+    )
+
+
 def test_work_that_fails_exits_1_not_2(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.mlir").write_text("garbage {\n")
