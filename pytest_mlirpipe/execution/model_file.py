@@ -219,6 +219,16 @@ def _exec_file(path: Path, path_text: str) -> Any:
                 "the file must import on its own, like `python FILE.py` runs it",
             )
         ) from None
+    except SystemExit as exc:  # a script's argparse or sys.exit() at the top level
+        del sys.modules[mod_name]
+        raise UsageError(
+            Problem(
+                f"importing the model file called sys.exit({exc.code!r})",
+                _frame_in(exc, path, path_text) or Location(path_text),
+                "the file must import without running a script: put its script part under "
+                '`if __name__ == "__main__":`',
+            )
+        ) from None
     except Exception as exc:
         del sys.modules[mod_name]
         raise UsageError(

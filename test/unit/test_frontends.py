@@ -169,6 +169,19 @@ def test_an_exception_while_importing_the_model_file_is_located_at_its_line(tmp_
     assert {m for m in sys.modules if m.startswith("_mlirpipe_model_")} == loaded_before
 
 
+def test_a_model_file_that_exits_while_importing_is_a_located_usage_error(tmp_path):
+    path = write_model(tmp_path, "import sys\nimport torch\n\nsys.exit(3)\n")
+    loaded_before = {m for m in sys.modules if m.startswith("_mlirpipe_model_")}
+    with pytest.raises(UsageError) as info:
+        load_model(f"{path}::M")
+    assert str(info.value) == (
+        f"{path}:4: error: importing the model file called sys.exit(3)\n"
+        "  hint: the file must import without running a script: put its script part under "
+        '`if __name__ == "__main__":`'
+    )
+    assert {m for m in sys.modules if m.startswith("_mlirpipe_model_")} == loaded_before
+
+
 def test_a_misspelt_model_name_gets_close_matches(tmp_path):
     path = write_model(tmp_path, TINY)
     with pytest.raises(UsageError) as info:
