@@ -423,6 +423,21 @@ def test_a_file_that_is_not_onnx_is_rejected(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    ("data", "what"), [(b"", "the file is empty"), (b"\x08\x07", "it holds no graph")]
+)
+def test_bytes_that_parse_as_a_model_without_a_graph_are_rejected(tmp_path, data, what):
+    pytest.importorskip("onnx")
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)  # an ir_version field alone, or nothing: a valid empty ModelProto
+    with pytest.raises(UsageError) as info:
+        import_onnx(path)
+    assert str(info.value) == (
+        f"{path}: error: not an ONNX model: {what}\n"
+        "  hint: give a model saved with onnx.save (a serialized ModelProto)"
+    )
+
+
 def test_an_onnx_model_with_inconsistent_shapes_fails_shape_inference():
     _, model = _matmul_model(b_shape=(5, 4))
     with pytest.raises(MlirpipeError) as info:
