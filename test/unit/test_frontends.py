@@ -147,6 +147,27 @@ def test_a_model_file_that_is_not_python_is_rejected(tmp_path):
     )
 
 
+def test_a_seed_torch_cannot_take_is_a_usage_error():
+    with pytest.raises(UsageError) as info:
+        example_inputs(parse_input_spec("f32"), seed=2**64)
+    assert str(info.value) == (
+        f"error: seed {2**64} is out of range: a seed is an integer from -2**63 to 2**64-1\n"
+        "  hint: e.g. --seed 0"
+    )
+
+
+def test_an_input_too_large_to_make_is_a_usage_error_naming_its_spec():
+    with pytest.raises(UsageError) as info:
+        example_inputs(parse_input_spec("f32,100000000000x100000000000xf32"))
+    assert str(info.value).startswith(
+        "error: input spec '100000000000x100000000000xf32': cannot make a random tensor of "
+        "that shape: Storage size calculation overflowed"
+    )
+    assert str(info.value).endswith(
+        "\n  hint: give shapes the model can run with in this machine's memory"
+    )
+
+
 def test_a_syntax_error_in_the_model_file_is_located(tmp_path):
     path = write_model(tmp_path, "import torch\ndef broken(:\n")
     with pytest.raises(UsageError) as info:
