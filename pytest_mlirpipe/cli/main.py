@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -600,6 +601,14 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
             )
         )
     _check_tolerances(args)
+    if args.flops is not None and not (math.isfinite(args.flops) and args.flops > 0):
+        raise UsageError(
+            Problem(
+                f"--flops takes the floating-point operations of one call, a number > 0, "
+                f"got {args.flops:g}",
+                hint="e.g. --flops 2.7e8 for a 512x512 matmul (2*N**3)",
+            )
+        )
     timeout = _seconds(args.timeout, "--timeout")
     pipelines = _names(args.pipeline)
     _require_runnable(args.pipelines_dir, tuple(pipelines))

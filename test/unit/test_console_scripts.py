@@ -138,6 +138,18 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--flops", "-5"],
+        "mlirpipe run: error: --flops takes the floating-point operations of one call, "
+        "a number > 0, got -5",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--flops", "inf"],
+        "mlirpipe run: error: --flops takes the floating-point operations of one call, "
+        "a number > 0, got inf",
+    ),
+    (
+        "mlirpipe",
         ["run", "absent.py::M", "--inputs", "2xf32", "--json", "."],
         "mlirpipe run: .: error: --json: cannot write the report: it is a folder",
     ),
