@@ -197,6 +197,11 @@ USAGE_ERRORS = [
         "mlirpipe merge: error: the following arguments are required: OUT, REPORT",
     ),
     (
+        "mlirpipe",
+        ["merge", "m.xml", "."],
+        "mlirpipe merge: error: . is a folder, not a report",
+    ),
+    (
         "mlirpipe-opt",
         ["add.mlir"],
         "mlirpipe-opt: error: one of the arguments --pipeline --pass-pipeline is required",
@@ -334,6 +339,24 @@ def test_a_pipelines_path_folder_that_is_not_there_is_a_usage_error(
         f"  hint: give folders of pipeline files (*.toml), separated by '{os.pathsep}', "
         "or unset it\n",
     )
+
+
+def test_a_merged_report_that_cannot_be_written_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("a.xml").write_text('<testsuite name="a"><testcase classname="c" name="t"/></testsuite>')
+    Path("notes").write_text("")
+    long_name = "t" * 300 + ".xml"
+    for out, why in [
+        ("notes/m.xml", f"{tmp_path / 'notes'} is a file, not a folder"),
+        (long_name, "File name too long"),
+    ]:
+        status, stdout, err = in_process("mlirpipe", ["merge", out, "a.xml"])
+        assert (status, stdout, err) == (
+            2,
+            "",
+            f"mlirpipe merge: error: cannot write {out}: {why}\n",
+        )
+    assert sorted(os.listdir()) == ["a.xml", "notes"]
 
 
 def test_work_that_fails_exits_1_not_2(tmp_path, monkeypatch):
