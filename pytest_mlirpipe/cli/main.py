@@ -499,15 +499,15 @@ def _check_html_target(out: str, source: str) -> None:
 def _check_report_target(flag: str, out: str, folder_hint: str) -> None:
     """`flag OUT` names a file in a folder that exists: checked before any work, so a wrong
     path costs no run and no folder is made that the user did not name."""
-    target = Path(out)
-    if target.is_dir():
+    # os.path's checks, not Path's: a name too long is then the write's error, not a traceback
+    if os.path.isdir(out):
         raise _report_error(flag, out, "it is a folder", folder_hint)
-    folder = target.absolute().parent
-    if not folder.exists():
+    folder = Path(out).absolute().parent
+    if not os.path.exists(folder):
         raise _report_error(
             flag, out, f"no folder {folder}", "make the folder first, or name one that is"
         )
-    if not folder.is_dir():
+    if not os.path.isdir(folder):
         raise _report_error(flag, out, f"{folder} is not a folder")
 
 

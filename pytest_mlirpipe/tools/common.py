@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import re
 import signal
@@ -240,7 +241,19 @@ def run_tool(
     except MlirpipeError as exc:
         stderr.write(exc.format() + "\n")
         return 1
+    except OSError as exc:  # a path the system refuses where no check of ours looked first
+        if exc.filename is None:
+            raise
+        name = exc.filename if exc.filename2 is None else exc.filename2
+        stderr.write(f"{prog}: {name}: error: {exc.strerror}\n")
+        return 2 if exc.errno in PATH_ERRNOS else 1
 
+
+# What the system says of a path given wrong (exit 2, as any other bad argument); the other
+# errors of a file (a full disk, ...) are work that failed (exit 1).
+PATH_ERRNOS = frozenset(
+    {errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.ELOOP}
+)
 
 # Exit statuses of a tool ended by a signal, as a shell reports them: 128 + the signal's number.
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE

@@ -80,6 +80,8 @@ def test_a_pipe_closed_after_the_first_line_ends_the_tool_quietly_in_a_shell():
 
 # --- exit status 2: the command line or its inputs are wrong, and nothing ran ----------------
 
+LONG = "x" * 300
+
 # (tool, argv, the first line of stderr); in a folder holding add.mlir and nothing else.
 USAGE_ERRORS = [
     ("mlirpipe", [], "mlirpipe: error: the following arguments are required: COMMAND"),
@@ -200,6 +202,29 @@ USAGE_ERRORS = [
         "mlirpipe",
         ["merge", "m.xml", "."],
         "mlirpipe merge: error: . is a folder, not a report",
+    ),
+    # a name longer than the system takes: said of the name, whichever check meets it first
+    ("mlirpipe", ["showcase", LONG], f"mlirpipe showcase: {LONG}: error: File name too long"),
+    (
+        "mlirpipe",
+        ["update-checks", LONG],
+        f"mlirpipe update-checks: {LONG}: error: File name too long",
+    ),
+    (
+        "mlirpipe",
+        ["run", f"{LONG}.py::M", "--inputs", "2xf32"],
+        f"mlirpipe run: {LONG}.py: error: File name too long",
+    ),
+    (
+        "mlirpipe",
+        ["sweep", "--ops", "add", "--out", LONG],
+        f"mlirpipe sweep: {LONG}: error: File name too long",
+    ),
+    (
+        "mlirpipe",
+        ["stages", "add.mlir", "--pipeline", "refbackend", "--html", LONG],
+        f"mlirpipe stages: {LONG}: error: --html: cannot write the report: File name too long "
+        "(in {cwd})",
     ),
     (
         "mlirpipe-opt",
