@@ -333,7 +333,10 @@ def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stde
     # `%t` files of a file outside any lit suite go to a folder removed afterwards.
     with tempfile.TemporaryDirectory(prefix="mlirpipe-update-") as scratch:
         runner = FileTestRunner(scratch)
-        for name in _test_files(runner, args.files):
+        names = _test_files(runner, args.files)
+        for name in names:  # a file that is not UTF-8 text stops the command before any run
+            read_input(name, stdin)
+        for name in names:
             path = Path(name).absolute()  # lit's %s is absolute; so must the file's own path be
             before = runner.run(path)
             if not before.is_failure:

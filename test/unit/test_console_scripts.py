@@ -384,6 +384,18 @@ def test_a_merged_report_that_cannot_be_written_is_a_usage_error(tmp_path, monke
     assert sorted(os.listdir()) == ["a.xml", "notes"]
 
 
+def test_update_checks_refuses_a_file_that_is_not_text_before_it_runs_any(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("b.mlir").write_bytes(b"ML\xefR\x00 CHECK: x\n")  # MLIR bytecode, say
+    status, out, err = in_process("mlirpipe", ["update-checks", "b.mlir"])
+    assert (status, out, err) == (
+        2,
+        "",
+        "mlirpipe update-checks: b.mlir:1:3: error: input is not UTF-8 text (byte 0xef)\n"
+        "  hint: MLIR files are UTF-8 text; a bytecode file must be converted first\n",
+    )
+
+
 def test_work_that_fails_exits_1_not_2(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.mlir").write_text("garbage {\n")
