@@ -320,7 +320,8 @@ Lookup = Callable[[Option], Any]
 def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
     """The run's configuration from its flags (`flag`) and ini keys (`ini`), checked: a flag
     that is given wins over the ini key. Raises OptionValueError on a value not accepted."""
-    threads = _threads(_given(flag, ini, "threads"))
+    given = flag(BY_NAME["threads"])  # a 0 given is refused, not taken for "not given"
+    threads = _threads(ini(BY_NAME["threads"]) if given is None else given)
     mode = _given(flag, ini, "mode")
     if mode not in NATIVE_MODES:
         raise OptionValueError(f"error: mlirpipe_mode must be 'jit' or 'aot', not '{mode}'")

@@ -86,6 +86,15 @@ def test_a_bad_value_is_rejected_with_the_accepted_form(ini, message):
     assert str(caught.value) == message
 
 
+def test_a_thread_count_of_0_given_as_a_flag_is_rejected_not_replaced_by_the_ini_key():
+    with pytest.raises(OptionValueError) as caught:
+        _read(flags={"threads": 0}, ini={"threads": "2"})
+    assert str(caught.value) == (
+        "error: mlirpipe_threads must be a positive integer, not '0'\n"
+        "  hint: e.g. --mlirpipe-threads 2"
+    )
+
+
 def test_a_timing_report_path_that_cannot_be_a_file_is_rejected_before_the_run(tmp_path):
     (tmp_path / "notes.txt").write_text("")
     with pytest.raises(OptionValueError) as caught:
