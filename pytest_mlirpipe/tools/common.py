@@ -181,27 +181,30 @@ def add_version_option(parser: argparse.ArgumentParser, extra: str = "") -> None
 def read_input(path: str, stdin: TextIO) -> tuple[str, str]:
     """(text, name for diagnostics) of FILE or '-' (stdin)."""
     if path == "-":
-        data = stdin.read()
-        return (data if isinstance(data, str) else data.decode("utf-8")), "<stdin>"
+        buffer = getattr(stdin, "buffer", None)  # the bytes, so bad text is located as a file's
+        if buffer is None:
+            return stdin.read(), "<stdin>"
+        raw, name = buffer.read(), "<stdin>"
+    else:
+        try:
+            raw, name = Path(path).read_bytes(), path
+        except OSError as exc:
+            raise UsageError(
+                Problem(
+                    f"cannot read input file: {exc.strerror}",
+                    Location(path),
+                    "check the path, or pass '-' to read standard input",
+                )
+            ) from None
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageError(
-            Problem(
-                f"cannot read input file: {exc.strerror}",
-                Location(path),
-                "check the path, or pass '-' to read standard input",
-            )
-        ) from None
-    try:
-        return raw.decode("utf-8"), path
+        return raw.decode("utf-8"), name
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise UsageError(
             Problem(
                 f"input is not UTF-8 text (byte 0x{raw[exc.start]:02x})",
-                Location(path, line, col),
+                Location(name, line, col),
                 "MLIR files are UTF-8 text; a bytecode file must be converted first",
             )
         ) from None

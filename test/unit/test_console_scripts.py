@@ -396,6 +396,30 @@ def test_update_checks_refuses_a_file_that_is_not_text_before_it_runs_any(tmp_pa
     )
 
 
+@pytest.mark.parametrize(
+    ("tool", "argv"),
+    [
+        ("mlirpipe-opt", ["-", "--pipeline", "refbackend"]),
+        ("mlirpipe", ["stages", "-", "--pipeline", "refbackend"]),
+        ("mlirpipe-assert", ["no-op linalg.add"]),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else v,
+)
+def test_standard_input_that_is_not_text_is_located_as_a_file_would_be(tool, argv):
+    import importlib
+
+    run = importlib.import_module(SCRIPTS[tool]).run
+    stdin = io.TextIOWrapper(io.BytesIO(b"func\n  ML\xefR"), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    prog = " ".join([tool, *argv[:1]]) if tool == "mlirpipe" else tool
+    assert (run(argv, stdin, out, err), out.getvalue(), err.getvalue()) == (
+        2,
+        "",
+        f"{prog}: <stdin>:2:5: error: input is not UTF-8 text (byte 0xef)\n"
+        "  hint: MLIR files are UTF-8 text; a bytecode file must be converted first\n",
+    )
+
+
 def test_work_that_fails_exits_1_not_2(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.mlir").write_text("garbage {\n")
