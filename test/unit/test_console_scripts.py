@@ -420,6 +420,42 @@ def test_standard_input_that_is_not_text_is_located_as_a_file_would_be(tool, arg
     )
 
 
+TWO_INPUTS = """\
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, a, b, scale=1.0):
+        return (a + b) * scale
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "inputs", "message"),
+    [
+        ("import", "4xf32", "--inputs gives 1 input, but forward() of the model takes at least 2"),
+        (
+            "run",
+            "4xf32,4xf32,4xf32,4xf32",
+            "--inputs gives 4 inputs, but forward() of the model takes at most 3",
+        ),
+    ],
+)
+def test_inputs_that_forward_cannot_take_are_a_usage_error_before_tracing(
+    command, inputs, message, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    Path("m.py").write_text(TWO_INPUTS)
+    extra = ["--to", "linalg"] if command == "import" else []
+    status, out, err = in_process("mlirpipe", [command, "m.py::M", "--inputs", inputs, *extra])
+    assert (status, out, err) == (
+        2,
+        "",
+        f"mlirpipe {command}: m.py::M: error: {message} (a, b, scale)\n"
+        "  hint: give one item per argument of forward, e.g. --inputs 64x64xf32,64x64xf32\n",
+    )
+
+
 def test_work_that_fails_exits_1_not_2(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.mlir").write_text("garbage {\n")
