@@ -248,6 +248,11 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe-opt",
+        ["add.mlir", "--pipeline", "refbackend", "--start-after", "convert-to-llvm"],
+        "mlirpipe-opt: error: no stage to run: --start-after convert-to-llvm is the last stage",
+    ),
+    (
+        "mlirpipe-opt",
         ["add.mlir", "--pass-pipeline", "builtin.module(canonicalize)", "--stop-after", "s"],
         "mlirpipe-opt: error: --stop-after, --start-after and --print-after need --pipeline, "
         "not --pass-pipeline",
