@@ -644,7 +644,7 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
             )
         )
     timeout = _seconds(args.timeout, "--timeout")
-    pipelines = _names(args.pipeline)
+    pipelines = _names(args.pipeline, "--pipeline")
     _require_runnable(args.pipelines_dir, tuple(pipelines))
     if args.json:
         _check_report_target(
@@ -769,10 +769,13 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
                 hint="name a folder (new, or one a sweep wrote, to resume it)",
             )
         )
-    pipelines = tuple(_names(args.pipeline))
+    pipelines = tuple(_names(args.pipeline, "--pipeline"))
     _require_runnable(args.pipelines_dir, pipelines)
     units = opinfo.select_units(
-        _names(args.ops) if args.ops else None, _names(args.dtypes), args.samples, args.limit
+        None if args.ops is None else _names(args.ops, "--ops"),
+        _names(args.dtypes, "--dtypes"),
+        args.samples,
+        args.limit,
     )
     work = out / "work"
     settings = sweep.SweepSettings(
@@ -797,7 +800,7 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
 def _verdict_names(text: str) -> frozenset[str]:
     from ..execution.verdicts import VERDICTS
 
-    names = _names(text)
+    names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in VERDICTS]
     if unknown:
         raise UsageError(
@@ -817,8 +820,17 @@ def _require_runnable(pipeline_dirs, pipelines: tuple[str, ...]) -> None:
         require_llvm_output(pipeline)
 
 
-def _names(text: str) -> list[str]:
-    return [n.strip() for n in text.split(",") if n.strip()]
+def _names(text: str, flag: str) -> list[str]:
+    """The comma-separated names a flag gives; none at all (`--ops ''`) is a usage error, not
+    the flag left out."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError(
+            Problem(
+                f"{flag} names nothing (got {text!r})", hint=f"leave {flag} out for its default"
+            )
+        )
+    return names
 
 
 def _refuse_below(args: argparse.Namespace, *limits: tuple[str, float]) -> None:

@@ -174,6 +174,21 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe",
+        ["sweep", "--ops", "", "--out", "out"],
+        "mlirpipe sweep: error: --ops names nothing (got '')",
+    ),
+    (
+        "mlirpipe",
+        ["sweep", "--ops", "add", "--dtypes", ",", "--out", "out"],
+        "mlirpipe sweep: error: --dtypes names nothing (got ',')",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--pipeline", ""],
+        "mlirpipe run: error: --pipeline names nothing (got '')",
+    ),
+    (
+        "mlirpipe",
         ["showcase", "absent"],
         "mlirpipe showcase: error: no such file or directory: absent",
     ),
