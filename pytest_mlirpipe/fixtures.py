@@ -174,11 +174,18 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(execution_summary(rows))
     if run.json_path:
         files = _file_timings(config)
-        write_json(run.json_path, rows, files)
-        terminalreporter.write_line(
-            f"mlirpipe: wrote {len(rows)} execution outcomes and {len(files)} file timings "
-            f"to {run.json_path}"
-        )
+        try:
+            write_json(run.json_path, rows, files)
+        except OSError as exc:  # never name the temporary file the report is written to first
+            terminalreporter.write_line(
+                f"mlirpipe: error: cannot write the timing report {run.json_path}: {exc.strerror}",
+                red=True,
+            )
+        else:
+            terminalreporter.write_line(
+                f"mlirpipe: wrote {len(rows)} execution outcomes and {len(files)} file "
+                f"timings to {run.json_path}"
+            )
     if run.verdict is not None:
         terminalreporter.write_line(run.verdict[1])
 

@@ -328,7 +328,8 @@ Lookup = Callable[[Option], Any]
 def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
     """The run's configuration from its flags (`flag`) and ini keys (`ini`), checked: a flag
     that is given wins over the ini key. Raises OptionValueError on a value not accepted."""
-    threads = _threads(_given(flag, ini, "threads"))
+    given = flag(BY_NAME["threads"])  # a 0 given is refused, not taken for "not given"
+    threads = _threads(ini(BY_NAME["threads"]) if given is None else given)
     mode = _given(flag, ini, "mode")
     if mode not in NATIVE_MODES:
         raise OptionValueError(f"error: mlirpipe_mode must be 'jit' or 'aot', not '{mode}'")
@@ -361,7 +362,7 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         isolation=isolation,
         order=order,
         timeout=_timeout(_given(flag, ini, "timeout")),
-        json_path=flag(BY_NAME["json"]),
+        json_path=_json_path(flag(BY_NAME["json"])),
         time=bool(ini(BY_NAME["time"]) if time is None else time),
         bisect=bool(ini(BY_NAME["bisect"]) if bisect is None else bisect),
         threads=threads,
@@ -386,6 +387,24 @@ def _expectations(flag: Lookup, ini: Lookup, base: str) -> str | None:
 def _given(flag: Lookup, ini: Lookup, name: str) -> Any:
     """The flag's value, or the ini key's when the flag is not given (or given empty, or 0)."""
     return flag(BY_NAME[name]) or ini(BY_NAME[name])
+
+
+def _json_path(path: str | None) -> str | None:
+    """--mlirpipe-json PATH: a file to write at the end of the run (its folder is made when
+    missing, as pytest's --junitxml does), refused at the start when it cannot be one."""
+    if path and os.path.isdir(path):
+        raise OptionValueError(
+            f"mlirpipe: --mlirpipe-json {path}: it is a folder; the timing report is a file "
+            f"(e.g. --mlirpipe-json {os.path.join(path, 'timing.json')})"
+        )
+    parent = os.path.dirname(os.path.abspath(path)) if path else ""
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if parent and not os.path.isdir(parent):
+        raise OptionValueError(
+            f"mlirpipe: --mlirpipe-json {path}: {parent} is a file, not a folder"
+        )
+    return path
 
 
 def _suffixes(flag_text: str | None, ini_words: Sequence[str]) -> tuple[str, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -99,6 +100,20 @@ def run_config(config: pytest.Config) -> RunConfig:
             )
         except OptionValueError as exc:
             raise pytest.UsageError(str(exc)) from None
+        cfg = config.stash[RUN_CONFIG]
+        missing = [d for d in cfg.pipeline_dirs if not Path(d).is_dir()]
+        if missing:
+            raise pytest.UsageError(
+                "\n".join(
+                    f"mlirpipe: pipeline directory '{d}' does not exist "
+                    "(--mlirpipe-pipelines / mlirpipe_pipelines)"
+                    for d in missing
+                )
+            )
+        # RUN lines run in the test's output folder: a folder given relative to where pytest
+        # started is passed to them whole
+        dirs = tuple(os.path.abspath(d) for d in cfg.pipeline_dirs)
+        config.stash[RUN_CONFIG] = dataclasses.replace(cfg, pipeline_dirs=dirs)
     return config.stash[RUN_CONFIG]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -269,6 +270,7 @@ def _showcase(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: T
                 for m in missing
             ]
         )
+    named_pipelines([], [])  # a $MLIRPIPE_PIPELINES_PATH folder that is not there: exit 2
     return 1 if showcase([Path(p) for p in args.paths], stdout) else 0
 
 
@@ -338,7 +340,10 @@ def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stde
     # `%t` files of a file outside any lit suite go to a folder removed afterwards.
     with tempfile.TemporaryDirectory(prefix="mlirpipe-update-") as scratch:
         runner = FileTestRunner(scratch)
-        for name in _test_files(runner, args.files):
+        names = _test_files(runner, args.files)
+        for name in names:  # a file that is not UTF-8 text stops the command before any run
+            read_input(name, stdin)
+        for name in names:
             path = Path(name).absolute()  # lit's %s is absolute; so must the file's own path be
             before = runner.run(path)
             if not before.is_failure:
@@ -497,19 +502,33 @@ def _stages_html(
 def _check_html_target(out: str, source: str) -> None:
     """--html OUT names a file in a folder that exists (as mlirpipe-opt -o): checked before
     the pipeline runs."""
-    target = Path(out)
-    if target.is_dir():
-        stem = Path(source).name if source != "<stdin>" else "stdin.mlir"
-        raise _html_error(out, "it is a folder", f"name the page: --html {target / stem}.html")
-    folder = target.absolute().parent
-    if not folder.exists():
-        raise _html_error(out, f"no folder {folder}", "make the folder first, or name one that is")
-    if not folder.is_dir():
-        raise _html_error(out, f"{folder} is not a folder")
+    stem = Path(source).name if source != "<stdin>" else "stdin.mlir"
+    _check_report_target("--html", out, f"name the page: --html {Path(out) / stem}.html")
+
+
+def _check_report_target(flag: str, out: str, folder_hint: str) -> None:
+    """`flag OUT` names a file in a folder that exists: checked before any work, so a wrong
+    path costs no run and no folder is made that the user did not name."""
+    # os.path's checks, not Path's: a name too long is then the write's error, not a traceback
+    if os.path.isdir(out):
+        raise _report_error(flag, out, "it is a folder", folder_hint)
+    folder = Path(out).absolute().parent
+    if not os.path.exists(folder):
+        raise _report_error(
+            flag, out, f"no folder {folder}", "make the folder first, or name one that is"
+        )
+    if not os.path.isdir(folder):
+        raise _report_error(flag, out, f"{folder} is not a folder")
 
 
 def _html_error(out: str, why: str, hint: str = "give a path in a folder you can write to"):
-    return UsageError(Problem(f"--html: cannot write the report: {why}", Location(out), hint))
+    return _report_error("--html", out, why, hint)
+
+
+def _report_error(
+    flag: str, out: str, why: str, hint: str = "give a path in a folder you can write to"
+) -> UsageError:
+    return UsageError(Problem(f"{flag}: cannot write the report: {why}", Location(out), hint))
 
 
 def _printed(text: str, name: str) -> str:
@@ -580,7 +599,38 @@ def _torch_model(
         )
     specs = model_file.parse_input_spec(args.inputs)
     model = model_file.load_model(args.model)
+    _check_input_count(model, len(specs), args.model)
     return model, model_file.example_inputs(specs, seed=args.seed)
+
+
+def _check_input_count(model, given: int, ref: str) -> None:
+    """--inputs gives as many items as forward() takes: a count that cannot fit is a usage
+    error before the model is traced."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):  # a forward inspect cannot read: tracing will tell
+        return
+    kinds = inspect.Parameter
+    if any(p.kind in (kinds.VAR_POSITIONAL, kinds.KEYWORD_ONLY) for p in params):
+        return
+    positional = [p for p in params if p.kind != kinds.VAR_KEYWORD]
+    required = [p for p in positional if p.default is inspect.Parameter.empty]
+    if len(required) <= given <= len(positional):
+        return
+    takes = len(required) if given < len(required) else len(positional)
+    names = ", ".join(p.name for p in positional) or "no arguments"
+    raise UsageError(
+        Problem(
+            f"--inputs gives {given} input{'s' * (given != 1)}, but forward() of the model "
+            f"takes {'at least ' if given < len(required) < len(positional) else ''}"
+            f"{'at most ' if given > len(positional) > len(required) else ''}{takes} "
+            f"({names})",
+            Location(ref),
+            "give one item per argument of forward, e.g. --inputs 64x64xf32,64x64xf32",
+        )
+    )
 
 
 def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -594,9 +644,21 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
             )
         )
     _check_tolerances(args)
+    if args.flops is not None and not (math.isfinite(args.flops) and args.flops > 0):
+        raise UsageError(
+            Problem(
+                f"--flops takes the floating-point operations of one call, a number > 0, "
+                f"got {args.flops:g}",
+                hint="e.g. --flops 2.7e8 for a 512x512 matmul (2*N**3)",
+            )
+        )
     timeout = _seconds(args.timeout, "--timeout")
-    pipelines = _names(args.pipeline)
+    pipelines = _names(args.pipeline, "--pipeline")
     _require_runnable(args.pipelines_dir, tuple(pipelines))
+    if args.json:
+        _check_report_target(
+            "--json", args.json, f"name the file: --json {Path(args.json)}/run.json"
+        )
     if args.model.endswith(".onnx"):
         _refuse_inputs_for_onnx(args)
         model, inputs = args.model, _onnx_example_inputs(args.model, args.seed)
@@ -674,7 +736,11 @@ def _write_outcomes(outcomes: list, json_path: str | None, stdout: TextIO) -> No
     if side_by_side:
         stdout.write("\n" + side_by_side + "\n")
     if json_path:
-        write_json(json_path, rows)
+        try:
+            write_json(json_path, rows, make_parents=False)
+        except OSError as exc:  # never name the temporary file the report is written to first
+            folder = Path(json_path).absolute().parent
+            raise _report_error("--json", json_path, f"{exc.strerror} (in {folder})") from None
 
 
 def _onnx_example_inputs(path: str, seed: int) -> list:
@@ -712,10 +778,13 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
                 hint="name a folder (new, or one a sweep wrote, to resume it)",
             )
         )
-    pipelines = tuple(_names(args.pipeline))
+    pipelines = tuple(_names(args.pipeline, "--pipeline"))
     _require_runnable(args.pipelines_dir, pipelines)
     units = opinfo.select_units(
-        _names(args.ops) if args.ops else None, _names(args.dtypes), args.samples, args.limit
+        None if args.ops is None else _names(args.ops, "--ops"),
+        _names(args.dtypes, "--dtypes"),
+        args.samples,
+        args.limit,
     )
     work = out / "work"
     settings = sweep.SweepSettings(
@@ -740,7 +809,7 @@ def _sweep(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
 def _verdict_names(text: str) -> frozenset[str]:
     from ..execution.verdicts import VERDICTS
 
-    names = _names(text)
+    names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in VERDICTS]
     if unknown:
         raise UsageError(
@@ -760,8 +829,17 @@ def _require_runnable(pipeline_dirs, pipelines: tuple[str, ...]) -> None:
         require_llvm_output(pipeline)
 
 
-def _names(text: str) -> list[str]:
-    return [n.strip() for n in text.split(",") if n.strip()]
+def _names(text: str, flag: str) -> list[str]:
+    """The comma-separated names a flag gives; none at all (`--ops ''`) is a usage error, not
+    the flag left out."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError(
+            Problem(
+                f"{flag} names nothing (got {text!r})", hint=f"leave {flag} out for its default"
+            )
+        )
+    return names
 
 
 def _refuse_below(args: argparse.Namespace, *limits: tuple[str, float]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,7 +35,7 @@ def merge_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
         raise UsageError(
             Problem(f"cannot tell the kind of {args.output}", hint="name it *.xml or *.json")
         )
-    if Path(args.output).exists():
+    if os.path.exists(args.output):  # False for a name too long: the write says so
         raise UsageError(
             Problem(
                 f"{args.output} exists: merge writes a new report and never overwrites one "
@@ -42,9 +43,11 @@ def merge_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
                 hint=f"name a new file first: mlirpipe merge merged{kind} {' '.join(args.inputs)}",
             )
         )
-    wrong = [p for p in args.inputs if Path(p).suffix != kind]
-    missing = [p for p in args.inputs if not Path(p).is_file()]
+    folders = [p for p in args.inputs if os.path.isdir(p)]
+    missing = [p for p in args.inputs if not os.path.exists(p)]
+    wrong = [p for p in args.inputs if Path(p).suffix != kind and p not in folders]
     problems = [Problem(f"no such report: {p}") for p in missing]
+    problems += [Problem(f"{p} is a folder, not a report") for p in folders]
     problems += [Problem(f"{p} is not a {kind} report like {args.output}") for p in wrong]
     if problems:
         raise UsageError(problems)
@@ -52,7 +55,11 @@ def merge_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
         text, count = merge_junit([Path(p) for p in args.inputs])
     else:
         text, count = merge_json([Path(p) for p in args.inputs])
-    write_atomic(args.output, text, make_parents=True)
+    try:
+        write_atomic(args.output, text, make_parents=True)
+    except OSError as exc:  # never name the temporary file the report is written to first
+        why = _file_in_the_way(Path(args.output)) or exc.strerror
+        raise UsageError(Problem(f"cannot write {args.output}: {why}")) from None
     tests, reports = _plural(count, "test"), _plural(len(args.inputs), "report")
     stdout.write(f"mlirpipe merge: {tests} of {reports} in {args.output}\n")
     return 0
@@ -76,6 +83,14 @@ def merge_junit(paths: list[Path]) -> tuple[str, int]:
     root = ET.Element("testsuites")
     root.extend(merged.values())
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n", len(seen)
+
+
+def _file_in_the_way(path: Path) -> str | None:
+    """'F is a file, not a folder' when a folder of `path` that exists is a file."""
+    for folder in path.absolute().parents:
+        if folder.exists():
+            return None if folder.is_dir() else f"{folder} is a file, not a folder"
+    return None
 
 
 def _suites(path: Path) -> list[ET.Element]:

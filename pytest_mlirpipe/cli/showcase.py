@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import io
 import re
 from pathlib import Path
 from typing import TextIO
@@ -28,18 +29,51 @@ def showcase(paths: list[Path], stdout: TextIO) -> int:
     from ..lowering.catalog import catalog_for
 
     catalog = catalog_for([])
+    seeds = _seed_files(paths, catalog)
     runner = FileTestRunner(Path("build") / "showcase")
-    files = sorted(
-        p for root in paths for p in ([root] if root.is_file() else root.rglob("*.mlir"))
-    )
     failed = 0
-    for path in files:
-        text = path.read_text()
-        m = _RUN_PIPELINE.search(text)
-        if m and m.group(1) in catalog:
-            failed += not _show_file(path, text, catalog.get(m.group(1)), runner, stdout)
-    stdout.write(f"\n{len(files) - failed} of {len(files)} seed files passed their checks.\n")
+    for path, text, pipeline in seeds:
+        failed += not _show_file(path, text, catalog.get(pipeline), runner, stdout)
+    stdout.write(f"\n{len(seeds) - failed} of {len(seeds)} seed files passed their checks.\n")
     return failed
+
+
+def _seed_files(paths: list[Path], catalog) -> list[tuple[Path, str, str]]:
+    """(path, text, pipeline name) of each file whose RUN line names a known --pipeline, read
+    before any work; a file named on its own that is no such file is an error, as is none."""
+    from ..errors import Problem, UsageError
+    from ..model import Location
+    from ..tools.common import read_input
+
+    seeds, problems = [], []
+    for root in paths:
+        for path in [root] if root.is_file() else sorted(root.rglob("*.mlir")):
+            text = read_input(str(path), stdin=io.StringIO())[0]  # a path, never '-'
+
+            m = _RUN_PIPELINE.search(text)
+            if m and m.group(1) in catalog:
+                seeds.append((path, text, m.group(1)))
+            elif path == root:
+                problems.append(
+                    Problem(
+                        "no RUN line names a known pipeline (--pipeline NAME)",
+                        Location(str(path)),
+                        "`mlirpipe list` shows the pipelines; a stage test runs "
+                        "mlirpipe-opt %s --pipeline NAME",
+                    )
+                )
+    if not seeds and not problems:
+        where = ", ".join(map(str, paths))
+        problems.append(
+            Problem(
+                f"no stage tests under {where}: no .mlir file has a RUN line naming a "
+                "known pipeline (--pipeline NAME)",
+                hint="give the stage tests' folder, e.g. test/pipelines",
+            )
+        )
+    if problems:
+        raise UsageError(problems)
+    return sorted(seeds)
 
 
 def _show_file(path: Path, text: str, pipeline, runner, stdout: TextIO) -> bool:

@@ -843,7 +843,7 @@ def _onnx_package() -> Any:
 
 def _load_onnx(onnx_module: Any, path: str, where: Location) -> onnx.ModelProto:
     try:
-        return onnx_module.load(path)
+        model = onnx_module.load(path)
     except OSError as exc:
         raise UsageError(
             Problem(f"cannot read the ONNX model: {exc.strerror}", where, "check the path")
@@ -856,3 +856,13 @@ def _load_onnx(onnx_module: Any, path: str, where: Location) -> onnx.ModelProto:
                 "give a model saved with onnx.save (a serialized ModelProto)",
             )
         ) from None
+    if not model.HasField("graph"):  # any bytes that parse, an empty file among them
+        what = "the file is empty" if os.path.getsize(path) == 0 else "it holds no graph"
+        raise UsageError(
+            Problem(
+                f"not an ONNX model: {what}",
+                where,
+                "give a model saved with onnx.save (a serialized ModelProto)",
+            )
+        )
+    return model

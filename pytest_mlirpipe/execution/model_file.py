@@ -90,18 +90,37 @@ def example_inputs(specs: Sequence[TensorSpec], seed: int = 0) -> list[torch.Ten
     """Seeded random tensors: normal floats, integers in [-10, 10), random booleans for i1."""
     import torch
 
+    if not -(2**63) <= seed < 2**64:  # what torch.Generator.manual_seed takes
+        raise UsageError(
+            Problem(
+                f"seed {seed} is out of range: a seed is an integer from -2**63 to 2**64-1",
+                hint="e.g. --seed 0",
+            )
+        )
     gen = torch.Generator().manual_seed(seed)
     tensors = []
     for spec in specs:
         dtype = getattr(torch, DTYPES[spec.dtype])
-        if dtype == torch.bool:
-            tensor = torch.randint(0, 2, spec.shape, generator=gen).to(torch.bool)
-        elif dtype.is_floating_point:
-            tensor = torch.randn(spec.shape, generator=gen, dtype=dtype)
-        else:
-            tensor = torch.randint(-10, 10, spec.shape, generator=gen, dtype=dtype)
-        tensors.append(tensor)
+        try:
+            tensors.append(_random_tensor(torch, spec.shape, dtype, gen))
+        except RuntimeError as exc:  # a shape too large to allocate
+            raise UsageError(
+                Problem(
+                    f"input spec '{spec}': cannot make a random tensor of that shape: "
+                    f"{first_line(exc)}",
+                    hint="give shapes the model can run with in this machine's memory",
+                )
+            ) from None
     return tensors
+
+
+def _random_tensor(torch: Any, shape: tuple[int, ...], dtype: Any, gen: Any) -> torch.Tensor:
+    """Normal floats, integers in [-10, 10), random booleans."""
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=gen).to(torch.bool)
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=gen, dtype=dtype)
+    return torch.randint(-10, 10, shape, generator=gen, dtype=dtype)
 
 
 def load_model(ref: str) -> torch.nn.Module:
@@ -217,6 +236,16 @@ def _exec_file(path: Path, path_text: str) -> Any:
                 f"the model file has a syntax error: {exc.msg}",
                 Location(path_text, exc.lineno or 0, exc.offset or 0),
                 "the file must import on its own, like `python FILE.py` runs it",
+            )
+        ) from None
+    except SystemExit as exc:  # a script's argparse or sys.exit() at the top level
+        del sys.modules[mod_name]
+        raise UsageError(
+            Problem(
+                f"importing the model file called sys.exit({exc.code!r})",
+                _frame_in(exc, path, path_text) or Location(path_text),
+                "the file must import without running a script: put its script part under "
+                '`if __name__ == "__main__":`',
             )
         ) from None
     except Exception as exc:

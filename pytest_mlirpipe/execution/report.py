@@ -141,16 +141,18 @@ def write_json(
     path: str | os.PathLike[str],
     rows: Sequence[dict[str, Any]],
     files: dict[str, dict[str, Any]] | None = None,
+    make_parents: bool = True,
 ) -> None:
     """The run's timing report: execution outcomes (`results`) and RUN/CHECK files' verdicts
-    and seconds (`files`, by node id)."""
+    and seconds (`files`, by node id); its folder is made when missing, with `make_parents`."""
     data = {
         "format": JSON_FORMAT,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "files": dict(files or {}),
         "results": list(rows),
     }
-    write_atomic(path, json.dumps(data, indent=1, default=_plain) + "\n", make_parents=True)
+    text = json.dumps(data, indent=1, default=_plain) + "\n"
+    write_atomic(path, text, make_parents=make_parents)
 
 
 def _plain(value: Any) -> Any:

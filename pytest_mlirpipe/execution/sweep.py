@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import contain
-from ..errors import MlirpipeError, Problem
-from ..model import SweepVerdict
+from ..errors import MlirpipeError, Problem, UsageError
+from ..model import Location, SweepVerdict
 from . import opinfo
 from .opinfo import Unit
 from .verdicts import (
@@ -240,7 +240,17 @@ def read_results(path: Path) -> dict[tuple[str, str, int, str], EntryResult]:
     found: dict[tuple[str, str, int, str], EntryResult] = {}
     if not path.exists():
         return found
-    for line in path.read_text(encoding="utf-8").splitlines():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(
+            Problem(
+                "not the results file of a sweep: it is not UTF-8 text",
+                Location(str(path)),
+                "name a new folder with --out, or one a sweep wrote, to resume it",
+            )
+        ) from None
+    for line in text.splitlines():
         try:
             result = EntryResult.from_json(json.loads(line))
         except (ValueError, TypeError):

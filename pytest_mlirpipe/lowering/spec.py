@@ -108,7 +108,7 @@ def load_catalog(
                     f"pipeline directory '{d}' does not exist",
                     None,
                     "fix the path given by --mlirpipe-pipelines / mlirpipe_pipelines / "
-                    "--pipelines-dir",
+                    "--pipelines-dir / $MLIRPIPE_PIPELINES_PATH",
                 )
             )
             continue

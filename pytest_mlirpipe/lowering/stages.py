@@ -71,7 +71,9 @@ def select_stages(
         raise UsageError(
             Problem(
                 f"no stage to run: --start-after {start_after} is not before "
-                f"--stop-after {stop_after}",
+                f"--stop-after {stop_after}"
+                if stop_after
+                else f"no stage to run: --start-after {start_after} is the last stage",
                 hint=f"stages in order: {', '.join(names)}",
             )
         )

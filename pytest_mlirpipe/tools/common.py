@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import re
 import signal
@@ -119,13 +120,24 @@ def add_stage_range_options(parser: argparse.ArgumentParser) -> None:
 def named_pipelines(pipeline_dirs, names: Sequence[str], flag: str = "--pipeline") -> list:
     """The pipelines a command-line flag names, from the catalog of `pipeline_dirs`; an unknown
     name, or a pipelines folder that does not exist, is a usage error (exit 2)."""
-    from ..lowering.catalog import catalog_for
+    from ..lowering.catalog import PIPELINES_PATH_ENV, catalog_for
+    from ..lowering.catalog import pipeline_dirs as searched_dirs
 
     missing = [d for d in pipeline_dirs if not Path(d).is_dir()]
-    if missing:
-        raise UsageError(
-            [Problem(f"--pipelines-dir {d}: no such folder", hint=PIPELINES_HINT) for d in missing]
+    problems = [
+        Problem(f"--pipelines-dir {d}: no such folder", hint=PIPELINES_HINT) for d in missing
+    ]
+    problems += [
+        Problem(
+            f"${PIPELINES_PATH_ENV} names {d}: no such folder",
+            hint=f"give folders of pipeline files (*.toml), separated by '{os.pathsep}', "
+            "or unset it",
         )
+        for d in searched_dirs([])
+        if not Path(d).is_dir()
+    ]
+    if problems:
+        raise UsageError(problems)
     catalog = catalog_for(pipeline_dirs)
     unknown = [n for n in names if n not in catalog]
     if unknown:
@@ -172,27 +184,30 @@ def add_version_option(parser: argparse.ArgumentParser, extra: str = "") -> None
 def read_input(path: str, stdin: TextIO) -> tuple[str, str]:
     """(text, name for diagnostics) of FILE or '-' (stdin)."""
     if path == "-":
-        data = stdin.read()
-        return (data if isinstance(data, str) else data.decode("utf-8")), "<stdin>"
+        buffer = getattr(stdin, "buffer", None)  # the bytes, so bad text is located as a file's
+        if buffer is None:
+            return stdin.read(), "<stdin>"
+        raw, name = buffer.read(), "<stdin>"
+    else:
+        try:
+            raw, name = Path(path).read_bytes(), path
+        except OSError as exc:
+            raise UsageError(
+                Problem(
+                    f"cannot read input file: {exc.strerror}",
+                    Location(path),
+                    "check the path, or pass '-' to read standard input",
+                )
+            ) from None
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageError(
-            Problem(
-                f"cannot read input file: {exc.strerror}",
-                Location(path),
-                "check the path, or pass '-' to read standard input",
-            )
-        ) from None
-    try:
-        return raw.decode("utf-8"), path
+        return raw.decode("utf-8"), name
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise UsageError(
             Problem(
                 f"input is not UTF-8 text (byte 0x{raw[exc.start]:02x})",
-                Location(path, line, col),
+                Location(name, line, col),
                 "MLIR files are UTF-8 text; a bytecode file must be converted first",
             )
         ) from None
@@ -232,7 +247,19 @@ def run_tool(
     except MlirpipeError as exc:
         stderr.write(exc.format() + "\n")
         return 1
+    except OSError as exc:  # a path the system refuses where no check of ours looked first
+        if exc.filename is None:
+            raise
+        name = exc.filename if exc.filename2 is None else exc.filename2
+        stderr.write(f"{prog}: {name}: error: {exc.strerror}\n")
+        return 2 if exc.errno in PATH_ERRNOS else 1
 
+
+# What the system says of a path given wrong (exit 2, as any other bad argument); the other
+# errors of a file (a full disk, ...) are work that failed (exit 1).
+PATH_ERRNOS = frozenset(
+    {errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.ELOOP}
+)
 
 # Exit statuses of a tool ended by a signal, as a shell reports them: 128 + the signal's number.
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE

@@ -159,3 +159,13 @@ def test_a_comparison_of_one_test_reads_in_the_singular():
     assert format_comparison(result, "base.json", 0.2).splitlines()[0] == (
         "mlirpipe: 1 of 1 test more than 20% slower than base.json:"
     )
+
+
+def test_a_timing_report_that_cannot_be_written_is_one_line_not_a_traceback(suite):
+    name = "t" * 300 + ".json"  # longer than a file name may be: only the write finds out
+    result = suite.runpytest("a.mlir", f"--mlirpipe-json={name}")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [f"mlirpipe: error: cannot write the timing report {name}: File name too long"]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

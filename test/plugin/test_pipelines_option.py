@@ -57,6 +57,21 @@ def test_the_ini_key_puts_the_folder_on_the_run_lines_search_path(suite):
     result.assert_outcomes(passed=1)
 
 
+def test_the_flag_takes_a_folder_relative_to_where_pytest_starts(suite):
+    result = suite.runpytest("--mlirpipe-pipelines=pipes", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_folder_that_is_not_there_stops_the_run_before_any_test(suite):
+    result = suite.runpytest("--mlirpipe-pipelines=absent", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[0] == (
+        "ERROR: mlirpipe: pipeline directory 'absent' does not exist "
+        "(--mlirpipe-pipelines / mlirpipe_pipelines)"
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
 def test_without_the_folder_the_pipeline_is_unknown(suite):
     result = suite.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)

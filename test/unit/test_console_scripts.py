@@ -80,6 +80,8 @@ def test_a_pipe_closed_after_the_first_line_ends_the_tool_quietly_in_a_shell():
 
 # --- exit status 2: the command line or its inputs are wrong, and nothing ran ----------------
 
+LONG = "x" * 300
+
 # (tool, argv, the first line of stderr); in a folder holding add.mlir and nothing else.
 USAGE_ERRORS = [
     ("mlirpipe", [], "mlirpipe: error: the following arguments are required: COMMAND"),
@@ -159,13 +161,68 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--flops", "-5"],
+        "mlirpipe run: error: --flops takes the floating-point operations of one call, "
+        "a number > 0, got -5",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--flops", "inf"],
+        "mlirpipe run: error: --flops takes the floating-point operations of one call, "
+        "a number > 0, got inf",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--json", "."],
+        "mlirpipe run: .: error: --json: cannot write the report: it is a folder",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--json", "add.mlir/run.json"],
+        "mlirpipe run: add.mlir/run.json: error: --json: cannot write the report: "
+        "{cwd}/add.mlir is not a folder",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--json", "absent/run.json"],
+        "mlirpipe run: absent/run.json: error: --json: cannot write the report: "
+        "no folder {cwd}/absent",
+    ),
+    (
+        "mlirpipe",
         ["sweep", "--ops", "add", "-j", "0", "--out", "out"],
         "mlirpipe sweep: error: --jobs must be at least 1 (got 0)",
     ),
     (
         "mlirpipe",
+        ["sweep", "--ops", "", "--out", "out"],
+        "mlirpipe sweep: error: --ops names nothing (got '')",
+    ),
+    (
+        "mlirpipe",
+        ["sweep", "--ops", "add", "--dtypes", ",", "--out", "out"],
+        "mlirpipe sweep: error: --dtypes names nothing (got ',')",
+    ),
+    (
+        "mlirpipe",
+        ["run", "absent.py::M", "--inputs", "2xf32", "--pipeline", ""],
+        "mlirpipe run: error: --pipeline names nothing (got '')",
+    ),
+    (
+        "mlirpipe",
         ["showcase", "absent"],
         "mlirpipe showcase: error: no such file or directory: absent",
+    ),
+    (
+        "mlirpipe",
+        ["showcase", "add.mlir"],
+        "mlirpipe showcase: add.mlir: error: no RUN line names a known pipeline (--pipeline NAME)",
+    ),
+    (
+        "mlirpipe",
+        ["showcase", "."],
+        "mlirpipe showcase: error: no stage tests under .: no .mlir file has a RUN line naming a "
+        "known pipeline (--pipeline NAME)",
     ),
     (
         "mlirpipe",
@@ -176,6 +233,34 @@ USAGE_ERRORS = [
         "mlirpipe",
         ["merge"],
         "mlirpipe merge: error: the following arguments are required: OUT, REPORT",
+    ),
+    (
+        "mlirpipe",
+        ["merge", "m.xml", "."],
+        "mlirpipe merge: error: . is a folder, not a report",
+    ),
+    # a name longer than the system takes: said of the name, whichever check meets it first
+    ("mlirpipe", ["showcase", LONG], f"mlirpipe showcase: {LONG}: error: File name too long"),
+    (
+        "mlirpipe",
+        ["update-checks", LONG],
+        f"mlirpipe update-checks: {LONG}: error: File name too long",
+    ),
+    (
+        "mlirpipe",
+        ["run", f"{LONG}.py::M", "--inputs", "2xf32"],
+        f"mlirpipe run: {LONG}.py: error: File name too long",
+    ),
+    (
+        "mlirpipe",
+        ["sweep", "--ops", "add", "--out", LONG],
+        f"mlirpipe sweep: {LONG}: error: File name too long",
+    ),
+    (
+        "mlirpipe",
+        ["stages", "add.mlir", "--pipeline", "refbackend", "--html", LONG],
+        f"mlirpipe stages: {LONG}: error: --html: cannot write the report: File name too long "
+        "(in {cwd})",
     ),
     (
         "mlirpipe-opt",
@@ -196,6 +281,11 @@ USAGE_ERRORS = [
         "mlirpipe-opt",
         ["add.mlir", "--pipeline", "refbackend", "--print-after", "nope"],
         "mlirpipe-opt: error: --print-after: pipeline 'refbackend' has no stage 'nope'",
+    ),
+    (
+        "mlirpipe-opt",
+        ["add.mlir", "--pipeline", "refbackend", "--start-after", "convert-to-llvm"],
+        "mlirpipe-opt: error: no stage to run: --start-after convert-to-llvm is the last stage",
     ),
     (
         "mlirpipe-opt",
@@ -285,8 +375,126 @@ def test_every_usage_error_exits_2_with_its_message_before_anything_runs(
 ):
     monkeypatch.chdir(add_file.parent)
     status, out, err = in_process(tool, argv)
+    message = message.replace("{cwd}", str(add_file.parent))
     assert (status, out, err.splitlines()[0]) == (2, "", message)
     assert sorted(p.name for p in add_file.parent.iterdir()) == ["add.mlir"]  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("tool", "argv"),
+    [
+        ("mlirpipe", ["list"]),
+        ("mlirpipe", ["stages", "add.mlir", "--pipeline", "refbackend"]),
+        ("mlirpipe", ["run", "absent.py::M", "--inputs", "2xf32"]),
+        ("mlirpipe", ["showcase", "add.mlir"]),
+        ("mlirpipe-opt", ["add.mlir", "--pipeline", "refbackend"]),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else v,
+)
+def test_a_pipelines_path_folder_that_is_not_there_is_a_usage_error(
+    tool, argv, add_file, monkeypatch
+):
+    monkeypatch.chdir(add_file.parent)
+    monkeypatch.setenv("MLIRPIPE_PIPELINES_PATH", "absent")
+    status, out, err = in_process(tool, argv)
+    prog = " ".join([tool, *argv[:1]]) if tool == "mlirpipe" else tool
+    assert (status, out, err) == (
+        2,
+        "",
+        f"{prog}: error: $MLIRPIPE_PIPELINES_PATH names absent: no such folder\n"
+        f"  hint: give folders of pipeline files (*.toml), separated by '{os.pathsep}', "
+        "or unset it\n",
+    )
+
+
+def test_a_merged_report_that_cannot_be_written_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("a.xml").write_text('<testsuite name="a"><testcase classname="c" name="t"/></testsuite>')
+    Path("notes").write_text("")
+    long_name = "t" * 300 + ".xml"
+    for out, why in [
+        ("notes/m.xml", f"{tmp_path / 'notes'} is a file, not a folder"),
+        (long_name, "File name too long"),
+    ]:
+        status, stdout, err = in_process("mlirpipe", ["merge", out, "a.xml"])
+        assert (status, stdout, err) == (
+            2,
+            "",
+            f"mlirpipe merge: error: cannot write {out}: {why}\n",
+        )
+    assert sorted(os.listdir()) == ["a.xml", "notes"]
+
+
+def test_update_checks_refuses_a_file_that_is_not_text_before_it_runs_any(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("b.mlir").write_bytes(b"ML\xefR\x00 CHECK: x\n")  # MLIR bytecode, say
+    status, out, err = in_process("mlirpipe", ["update-checks", "b.mlir"])
+    assert (status, out, err) == (
+        2,
+        "",
+        "mlirpipe update-checks: b.mlir:1:3: error: input is not UTF-8 text (byte 0xef)\n"
+        "  hint: MLIR files are UTF-8 text; a bytecode file must be converted first\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "argv"),
+    [
+        ("mlirpipe-opt", ["-", "--pipeline", "refbackend"]),
+        ("mlirpipe", ["stages", "-", "--pipeline", "refbackend"]),
+        ("mlirpipe-assert", ["no-op linalg.add"]),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else v,
+)
+def test_standard_input_that_is_not_text_is_located_as_a_file_would_be(tool, argv):
+    import importlib
+
+    run = importlib.import_module(SCRIPTS[tool]).run
+    stdin = io.TextIOWrapper(io.BytesIO(b"func\n  ML\xefR"), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    prog = " ".join([tool, *argv[:1]]) if tool == "mlirpipe" else tool
+    assert (run(argv, stdin, out, err), out.getvalue(), err.getvalue()) == (
+        2,
+        "",
+        f"{prog}: <stdin>:2:5: error: input is not UTF-8 text (byte 0xef)\n"
+        "  hint: MLIR files are UTF-8 text; a bytecode file must be converted first\n",
+    )
+
+
+TWO_INPUTS = """\
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, a, b, scale=1.0):
+        return (a + b) * scale
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "inputs", "message"),
+    [
+        ("import", "4xf32", "--inputs gives 1 input, but forward() of the model takes at least 2"),
+        (
+            "run",
+            "4xf32,4xf32,4xf32,4xf32",
+            "--inputs gives 4 inputs, but forward() of the model takes at most 3",
+        ),
+    ],
+)
+def test_inputs_that_forward_cannot_take_are_a_usage_error_before_tracing(
+    command, inputs, message, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    Path("m.py").write_text(TWO_INPUTS)
+    extra = ["--to", "linalg"] if command == "import" else []
+    status, out, err = in_process("mlirpipe", [command, "m.py::M", "--inputs", inputs, *extra])
+    assert (status, out, err) == (
+        2,
+        "",
+        f"mlirpipe {command}: m.py::M: error: {message} (a, b, scale)\n"
+        "  hint: give one item per argument of forward, e.g. --inputs 64x64xf32,64x64xf32\n",
+    )
 
 
 def test_work_that_fails_exits_1_not_2(tmp_path, monkeypatch):

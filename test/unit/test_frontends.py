@@ -147,6 +147,27 @@ def test_a_model_file_that_is_not_python_is_rejected(tmp_path):
     )
 
 
+def test_a_seed_torch_cannot_take_is_a_usage_error():
+    with pytest.raises(UsageError) as info:
+        example_inputs(parse_input_spec("f32"), seed=2**64)
+    assert str(info.value) == (
+        f"error: seed {2**64} is out of range: a seed is an integer from -2**63 to 2**64-1\n"
+        "  hint: e.g. --seed 0"
+    )
+
+
+def test_an_input_too_large_to_make_is_a_usage_error_naming_its_spec():
+    with pytest.raises(UsageError) as info:
+        example_inputs(parse_input_spec("f32,100000000000x100000000000xf32"))
+    assert str(info.value).startswith(
+        "error: input spec '100000000000x100000000000xf32': cannot make a random tensor of "
+        "that shape: Storage size calculation overflowed"
+    )
+    assert str(info.value).endswith(
+        "\n  hint: give shapes the model can run with in this machine's memory"
+    )
+
+
 def test_a_syntax_error_in_the_model_file_is_located(tmp_path):
     path = write_model(tmp_path, "import torch\ndef broken(:\n")
     with pytest.raises(UsageError) as info:
@@ -165,6 +186,19 @@ def test_an_exception_while_importing_the_model_file_is_located_at_its_line(tmp_
         f"{path}:3: error: importing the model file raised RuntimeError: no GPU here\n"
         "  hint: the file must import on its own, like `python FILE.py` runs it "
         "(its directory is not on sys.path)"
+    )
+    assert {m for m in sys.modules if m.startswith("_mlirpipe_model_")} == loaded_before
+
+
+def test_a_model_file_that_exits_while_importing_is_a_located_usage_error(tmp_path):
+    path = write_model(tmp_path, "import sys\nimport torch\n\nsys.exit(3)\n")
+    loaded_before = {m for m in sys.modules if m.startswith("_mlirpipe_model_")}
+    with pytest.raises(UsageError) as info:
+        load_model(f"{path}::M")
+    assert str(info.value) == (
+        f"{path}:4: error: importing the model file called sys.exit(3)\n"
+        "  hint: the file must import without running a script: put its script part under "
+        '`if __name__ == "__main__":`'
     )
     assert {m for m in sys.modules if m.startswith("_mlirpipe_model_")} == loaded_before
 
@@ -406,6 +440,21 @@ def test_a_file_that_is_not_onnx_is_rejected(tmp_path):
     assert str(info.value) == (
         f"{path}: error: not an ONNX model: Error parsing message with type "
         "'onnx.ModelProto': Wire format was corrupt\n"
+        "  hint: give a model saved with onnx.save (a serialized ModelProto)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "what"), [(b"", "the file is empty"), (b"\x08\x07", "it holds no graph")]
+)
+def test_bytes_that_parse_as_a_model_without_a_graph_are_rejected(tmp_path, data, what):
+    pytest.importorskip("onnx")
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)  # an ir_version field alone, or nothing: a valid empty ModelProto
+    with pytest.raises(UsageError) as info:
+        import_onnx(path)
+    assert str(info.value) == (
+        f"{path}: error: not an ONNX model: {what}\n"
         "  hint: give a model saved with onnx.save (a serialized ModelProto)"
     )
 

@@ -402,6 +402,18 @@ def test_showcase_tables_a_split_input_file_by_its_first_case(tmp_path, monkeypa
     assert out.endswith("1 of 2 seed files passed their checks.\n")
 
 
+def test_showcase_refuses_a_file_that_is_not_text_before_it_lowers_anything(tmp_path):
+    (tmp_path / "a.mlir").write_text(SPLIT_CASES)
+    (tmp_path / "b.mlir").write_bytes(b"ML\xefR\x00\xd0")  # MLIR bytecode, say
+
+    status, out, err = mlirpipe("showcase", tmp_path)
+
+    assert (status, out) == (2, "")
+    assert err.splitlines()[0] == (
+        f"mlirpipe showcase: {tmp_path / 'b.mlir'}:1:3: error: input is not UTF-8 text (byte 0xef)"
+    )
+
+
 def test_version_prints_the_installed_version():
     from importlib.metadata import version
 

@@ -86,6 +86,34 @@ def test_a_bad_value_is_rejected_with_the_accepted_form(ini, message):
     assert str(caught.value) == message
 
 
+def test_a_thread_count_of_0_given_as_a_flag_is_rejected_not_replaced_by_the_ini_key():
+    with pytest.raises(OptionValueError) as caught:
+        _read(flags={"threads": 0}, ini={"threads": "2"})
+    assert str(caught.value) == (
+        "error: mlirpipe_threads must be a positive integer, not '0'\n"
+        "  hint: e.g. --mlirpipe-threads 2"
+    )
+
+
+def test_a_timing_report_path_that_cannot_be_a_file_is_rejected_before_the_run(tmp_path):
+    (tmp_path / "notes.txt").write_text("")
+    with pytest.raises(OptionValueError) as caught:
+        _read(flags={"json": str(tmp_path)})
+    assert str(caught.value) == (
+        f"mlirpipe: --mlirpipe-json {tmp_path}: it is a folder; the timing report is a file "
+        f"(e.g. --mlirpipe-json {tmp_path / 'timing.json'})"
+    )
+    inside_a_file = tmp_path / "notes.txt" / "sub" / "t.json"
+    with pytest.raises(OptionValueError) as caught:
+        _read(flags={"json": str(inside_a_file)})
+    assert str(caught.value) == (
+        f"mlirpipe: --mlirpipe-json {inside_a_file}: {tmp_path / 'notes.txt'} is a file, "
+        "not a folder"
+    )
+    new_folder = tmp_path / "reports" / "t.json"  # made at the end, as --junitxml makes it
+    assert _read(flags={"json": str(new_folder)}).json_path == str(new_folder)
+
+
 def test_the_mlirpipe_run_flags_come_from_the_same_declaration():
     parser = argparse.ArgumentParser()
     add_cli_options(parser, "mode", "threads", "time", "json", "pipelines")

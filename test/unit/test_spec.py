@@ -602,7 +602,7 @@ def test_a_pipeline_directory_that_does_not_exist_is_reported(tmp_path):
     assert spec_error(missing) == (
         f"error: pipeline directory '{missing}' does not exist\n"
         "  hint: fix the path given by --mlirpipe-pipelines / mlirpipe_pipelines / "
-        "--pipelines-dir"
+        "--pipelines-dir / $MLIRPIPE_PIPELINES_PATH"
     )
 
 

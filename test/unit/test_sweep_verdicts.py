@@ -239,3 +239,16 @@ def test_a_pipeline_that_leaves_non_llvm_ops_is_not_lowered_at_llvm():
         "error: pipeline 'p' left non-LLVM ops: math.erf, scf.for\n  hint: an execution test"
     )
     assert classify_error(info.value) == Verdict("NOT-LOWERED", "left math.erf, scf.for", "llvm")
+
+
+def test_a_results_file_that_is_not_text_is_a_usage_error_not_a_resume(tmp_path):
+    from pytest_mlirpipe.errors import UsageError
+
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b'{"op": "add"}\n\xff\xfe\n')
+    with pytest.raises(UsageError) as info:
+        sweep.read_results(path)
+    assert str(info.value) == (
+        f"{path}: error: not the results file of a sweep: it is not UTF-8 text\n"
+        "  hint: name a new folder with --out, or one a sweep wrote, to resume it"
+    )
