@@ -135,6 +135,15 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         ini_help="smart (last run's failures, then the longest files first) or lexical",
     ),
     Option(
+        "repeat",
+        "run each RUN/CHECK file N times and fail it when what a RUN line's commands print "
+        "(their stdout, what a pipe gives the next command, the %t files) differs between runs",
+        default="1",
+        metavar="N",
+        shown_default="1",
+        ini_help="runs of each RUN/CHECK file whose outputs must agree (1: once, no check)",
+    ),
+    Option(
         "shard",
         "run shard K of N, the tests lit's --run-shard K --num-shards N would run "
         "(default: $LIT_RUN_SHARD of $LIT_NUM_SHARDS when set)",
@@ -315,6 +324,7 @@ class RunConfig:
     compare_path: str | None = None  # a baseline timing report
     compare_threshold: float = 0.2  # 20 %
     expectations_path: str | None = None  # the expected failures (a TOML file)
+    repeat: int = 1  # runs of each RUN/CHECK file whose outputs must agree
 
 
 class OptionValueError(ValueError):
@@ -372,7 +382,21 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         compare_path=flag(BY_NAME["compare"]),
         compare_threshold=_percent(_given(flag, ini, "compare_threshold")),
         expectations_path=_expectations(flag, ini, base),
+        repeat=_repeat(_given(flag, ini, "repeat")),
     )
+
+
+def _repeat(text: Any) -> int:
+    try:
+        runs = int(str(text))
+    except ValueError:
+        runs = 0
+    if runs < 1:
+        raise OptionValueError(
+            f"mlirpipe: the repeat count must be a whole number of runs >= 1, got {text!r} "
+            "(--mlirpipe-repeat / mlirpipe_repeat)"
+        )
+    return runs
 
 
 def _expectations(flag: Lookup, ini: Lookup, base: str) -> str | None:

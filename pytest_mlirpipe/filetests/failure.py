@@ -152,6 +152,8 @@ def format_failure(
     path: Path, verdict: FileVerdict, verbose: bool = False, filecheck_engine: str = ""
 ) -> str:
     """The report of a failing file; `filecheck_engine` the run's FileCheck engine, if set."""
+    if verdict.differs:
+        return f"{path}: FAIL: {verdict.differs}"
     failed = verdict.code is ResultCode.FAIL
     missed = _EXPECT_MISSED.search(verdict.output) if failed else None
     if missed and not any(s.failed for s in verdict.steps):

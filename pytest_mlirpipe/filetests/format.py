@@ -31,6 +31,8 @@ PIPELINES_PARAM = "mlirpipe_pipelines"
 CONTAINED_PARAM = "mlirpipe_contained"
 # The FileCheck engine for this run (auto, llvm, python, both), over the suite's own setting:
 FILECHECK_PARAM = "mlirpipe_filecheck"
+# Runs of each file whose outputs must agree (lit --param mlirpipe_repeat=N):
+REPEAT_PARAM = "mlirpipe_repeat"
 
 _DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
 
@@ -119,7 +121,14 @@ class MlirShTest(lit.formats.ShTest):
         )
         if problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, problems)
-        return _with_disagreements(TR._runShTest(test, litConfig, False, script, tmp_base), notes)
+        runs = _repeat_count(litConfig)
+        if runs > 1:
+            from .repeat import repeated_under_lit
+
+            result = repeated_under_lit(test, litConfig, script, tmp_base, runs)
+        else:
+            result = TR._runShTest(test, litConfig, False, script, tmp_base)
+        return _with_disagreements(result, notes)
 
     def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
         for test in super().getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig):
@@ -182,6 +191,15 @@ def _side_files_beside(test, tmp_base: str) -> Path:
     }
     with_own_config(test, environment=environment)
     return notes
+
+
+def _repeat_count(litConfig) -> int:
+    text = litConfig.params.get(REPEAT_PARAM, "1")
+    try:
+        return max(int(text), 1)
+    except ValueError:
+        litConfig.fatal(f"--param {REPEAT_PARAM} takes a whole number of runs >= 1, got {text!r}")
+        return 1
 
 
 def _with_disagreements(result, notes: Path):

@@ -83,6 +83,16 @@ class FileTestRunner:
         return lit.Test.Test(suite, in_suite, local)
 
     def run(self, path: Path) -> FileVerdict:
+        """lit's verdict on the file; with `repeat` runs (--mlirpipe-repeat), a FAIL when what
+        its commands print differs between runs."""
+        if self.config.repeat <= 1:
+            return self._run_once(path)
+        from .repeat import repeated, temp_files
+
+        test = self.make_test(path)
+        return repeated(lambda: (self._run_once(path), temp_files(test)), self.config.repeat)
+
+    def _run_once(self, path: Path) -> FileVerdict:
         """lit's verdict on the file. Known tools run in-process (in a forked child with
         `fork` isolation); if that child crashes, the file is run again the way lit runs it,
         with every tool a subprocess, so the verdict is lit's and the crash is reported.
@@ -276,7 +286,7 @@ def _shell(in_process: bool, forked: bool, crash_repro):
             trace = scope.enter_context(in_process_tools(crash_repro))
             scope.enter_context(prefix_cache())
         else:
-            trace = scope.enter_context(_recording())
+            trace = scope.enter_context(recording())
         if forked:
             gc.disable()  # the child exits right after; collecting would only cost
             yield trace
@@ -300,7 +310,7 @@ def _own_garbage_collected():
 
 
 @contextlib.contextmanager
-def _recording():
+def recording():
     """Keep the command results of lit's shell (tools stay subprocesses)."""
     import lit.TestRunner as TestRunner
 

@@ -49,6 +49,7 @@ class FileVerdict:
     # FileCheck disagreements (mlirpipe_filecheck = both): (RUN line or 0, report)
     warnings: tuple[tuple[int, str], ...] = ()
     search_path: str = ""  # the PATH the suite's config gave its RUN lines, when it set one
+    differs: str = ""  # --mlirpipe-repeat: the first output that differed between runs
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", ResultCode(self.code))
@@ -112,6 +113,8 @@ def failure_reason(verdict: FileVerdict) -> str:
     """One line saying why a file failed: lit's code, how a contained run ended (crash),
     then the first failing RUN line and the first error its commands printed."""
     parts = [str(verdict.code)]
+    if verdict.differs:
+        return f"{verdict.code}: {verdict.differs.splitlines()[0]}"
     if verdict.crash:
         parts.append(f"crashed ({verdict.crash})")
     failed = next((s for s in verdict.steps if s.failed), None)

@@ -23,12 +23,21 @@ DISAGREE = "filecheck: warning: LLVM FileCheck and the Python port disagree"
 # Where `both` appends its disagreement reports (JSON lines: argv, report) when a test runner
 # set it: not the command's stderr, which a RUN line may pipe on (`2>&1 | ...`).
 NOTES_ENV = "MLIRPIPE_FILECHECK_NOTES"
+# Where each run appends what it was given to check (JSON lines: argv, input), when a test runner
+# set it (lit --param mlirpipe_repeat=N compares them between runs).
+INPUTS_ENV = "MLIRPIPE_FILECHECK_INPUTS"
 
 
 def run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     """Check `argv` (FileCheck's own command line, without the program name) with the engine
     `$MLIRPIPE_FILECHECK` names: auto (LLVM FileCheck when one is found, else the Python
     port), llvm, python, or both (LLVM's verdict, with a warning when the port's differs)."""
+    inputs = os.environ.get(INPUTS_ENV)
+    if inputs:
+        data = _read_all(stdin)
+        with open(inputs, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"argv": argv, "input": data.decode("utf-8", "replace")}) + "\n")
+        stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     engine = os.environ.get(ENGINE_ENV) or "auto"
     if engine not in ENGINES:
         stderr.write(

@@ -1,0 +1,79 @@
+"""--mlirpipe-repeat / mlirpipe_repeat / lit's --param mlirpipe_repeat: a file whose commands
+print something different from run to run fails, whatever FileCheck said; a steady one passes."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from litrun import lit_verdicts
+
+LIT_CFG = """\
+import os
+from pytest_mlirpipe.filetests.config import configure
+_root = os.path.dirname(os.path.abspath(__file__))
+configure(config, source_root=_root, exec_root=os.path.join(_root, "build", "lit"))
+"""
+# A tool whose output order changes from run to run; CHECK-DAG lets FileCheck pass anyway.
+SHUFFLE = "import random, sys\nlines = sys.stdin.read().splitlines()\nrandom.shuffle(lines)\n"
+SHUFFLE += "print('\\n'.join(lines))\n"
+SHUFFLED = (
+    "// RUN: printf 'a\\nb\\nc\\nd\\ne\\nf\\n' | shuffle | FileCheck %s\n"
+    "// CHECK-DAG: a\n// CHECK-DAG: f\n"
+)
+STEADY = (
+    "// RUN: mlirpipe-opt %s --pass-pipeline='builtin.module(canonicalize)' | FileCheck %s\n"
+    "// CHECK: func.func @f\nfunc.func @f() {\n  return\n}\n"
+)
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    (pytester.path / "lit.cfg.py").write_text(LIT_CFG)
+    (pytester.path / "shuffle.py").write_text(SHUFFLE)
+    (pytester.path / "shuffled.mlir").write_text(SHUFFLED)
+    (pytester.path / "steady.mlir").write_text(STEADY)
+    tool = f"shuffle={sys.executable} {pytester.path / 'shuffle.py'}"
+    (pytester.path / "pytest.ini").write_text(f"[pytest]\nmlirpipe_tools = {tool}\n")
+    return pytester
+
+
+def test_without_repeat_a_shuffling_tool_passes_its_checks(suite) -> None:
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_file_whose_output_changes_between_runs_fails_with_the_diff(suite, workers) -> None:
+    result = suite.runpytest_subprocess("-p", "no:cacheprovider", "--mlirpipe-repeat=5", *workers)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "shuffled.mlir: FAIL: output of RUN line 1 differs between runs (run 1 and run * of 5):"
+            " the input piped into `filecheck *shuffled.mlir`",
+            "  --- run 1",
+            "  +++ run *",
+        ]
+    )
+
+
+def test_the_ini_key_and_lit_s_param_give_the_same_verdicts(suite) -> None:
+    (suite.path / "pytest.ini").write_text(
+        (suite.path / "pytest.ini").read_text() + "mlirpipe_repeat = 5\n"
+    )
+    suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1, failed=1)
+    codes, output = lit_verdicts(suite.path, ".", "--param", "mlirpipe_repeat=5")
+    assert codes == {"shuffled.mlir": "FAIL", "steady.mlir": "PASS"}, output
+    assert "output of a RUN line differs between runs (run 1 and run " in output
+    assert lit_verdicts(suite.path, ".")[0] == {"shuffled.mlir": "PASS", "steady.mlir": "PASS"}
+
+
+@pytest.mark.parametrize("value", ["0", "often"])
+def test_a_repeat_count_that_is_not_a_number_of_runs_is_refused(suite, value) -> None:
+    result = suite.runpytest("-p", "no:cacheprovider", f"--mlirpipe-repeat={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"*mlirpipe: the repeat count must be a whole number of runs >= 1, got '{value}' "
+            "(--mlirpipe-repeat / mlirpipe_repeat)*"
+        ]
+    )
