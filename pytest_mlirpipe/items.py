@@ -36,7 +36,35 @@ NOT_FAILING = {
 
 class MlirFile(pytest.File):
     def collect(self):
+        _lint(self)
         yield MlirItem.from_parent(self, name=self.path.name)
+
+
+def _lint(file: MlirFile) -> None:
+    """The file's CHECK lines that FileCheck would ignore (mlirpipe_lint): a warning each, or
+    with `error` (or a warning filter that makes them errors) a collection error."""
+    from .filetests.lint import MlirpipeLintWarning, lint_file
+
+    runner = file.config.stash[RUNNER_KEY]
+    if runner.config.lint == "off":
+        return
+    findings = lint_file(runner.make_test(file.path), file.path) or []
+    shown = os.path.relpath(file.path, Path.cwd())
+    if findings and runner.config.lint == "error":
+        raise file.CollectError("\n".join(f.format(shown, "error") for f in findings))
+    # xdist's workers all collect every file: one of them says the warnings.
+    said = os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
+    for finding in findings:
+        warning = MlirpipeLintWarning(finding.describe())
+        try:
+            with warnings.catch_warnings(record=not said):
+                warnings.warn_explicit(warning, MlirpipeLintWarning, str(file.path), finding.line)
+        except MlirpipeLintWarning:  # a filter made it an error (filterwarnings = error)
+            raise file.CollectError(
+                "\n".join(f.format(shown, "error") for f in findings)
+                + "\n  hint: a warning filter turns MlirpipeLintWarning into an error; fix the "
+                "lines, or set mlirpipe_lint = off"
+            ) from None
 
 
 class BrokenSuite(pytest.Directory):

@@ -104,9 +104,17 @@ class Finding:
     message: str
     suggestion: str = ""
 
-    def format(self, path: str) -> str:
+    def describe(self) -> str:
+        """What is wrong and what it probably meant, without the location."""
         tail = f"; {self.suggestion}" if self.suggestion else ""
-        return f"{path}:{self.line}: warning: {self.message}{tail} [{self.kind.value}]"
+        return f"{self.message}{tail} [{self.kind.value}]"
+
+    def format(self, path: str, severity: str = "warning") -> str:
+        return f"{path}:{self.line}: {severity}: {self.describe()}"
+
+
+class MlirpipeLintWarning(UserWarning):
+    """A CHECK line FileCheck would ignore, found when its file was collected."""
 
 
 @dataclass(frozen=True, slots=True)
