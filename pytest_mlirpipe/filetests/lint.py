@@ -475,7 +475,7 @@ def _unchecked_prefixes(
 def _turned_off(word: str, prefixes: Sequence[str]) -> bool:
     """A directive turned off on purpose by a word before it: XCHECK:, DISABLED-CHECK-NEXT:."""
     name = _split_suffix(word)[0]
-    return any(name != p and name.endswith(p) for p in prefixes)
+    return any(name != p and name.endswith(p) for p in (*prefixes, DEFAULT_PREFIX))
 
 
 def _split_suffix(word: str) -> tuple[str, str]:

@@ -195,3 +195,8 @@ def test_the_edit_distance_counts_a_swap_as_one():
     assert edit_distance("CHEK", "CHECK") == 1
     assert closest_spelling("AB", ["A"]) is None  # short names are never guessed at
     assert closest_spelling("CHECK-FOOBAR", ["CHECK-NEXT", "CHECK"]) is None
+
+
+def test_a_disabled_check_line_is_no_prefix_whatever_prefixes_the_file_checks():
+    text = "// LOOPS: a\n// XCHECK: off\n// XCHECK-NEXT: off\n"
+    assert _lint(text, OPT + f"{FILECHECK} --check-prefix=LOOPS {SOURCE}") == []
