@@ -79,6 +79,9 @@ _LEADING = re.compile(
     r"^\s*(?://+|#+|;+)[ \t]*(?P<word>[A-Za-z_][A-Za-z0-9_-]*)(?P<literal>\{LITERAL\})?"
     r"(?P<space>[ \t]*)(?P<colon>:?)"
 )
+# The condition of a RUN line's `%if COND %{`, and the feature names in it.
+_CONDITION = re.compile(r"%if\s+(.*?)\s*%\{")
+_FEATURE_WORD = re.compile(r"[^\s()!&|]+")
 _FILECHECK_PROGRAM = re.compile(r"(?i)filecheck(-\d+)?(\.py|\.exe)?")
 _UPPER_NAME = re.compile(r"[A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*")
 
@@ -167,12 +170,12 @@ def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
         for args in _commands(tree):
             found = _filecheck_arguments(args)
             if found is None:
-                complete = complete and not any("filecheck" in a.lower() for a in args)
+                complete = complete and not _runs_unknown_filecheck(args, own)
                 continue
             call = filecheck_call(found, line)
             if call is not None and os.path.realpath(call[0]) == own:
                 calls.append(call[1])
-    return CheckedBy(tuple(calls), complete)
+    return CheckedBy(tuple(dict.fromkeys(calls)), complete)
 
 
 def _commands(tree) -> Iterable[list[str]]:
@@ -188,6 +191,12 @@ def _commands(tree) -> Iterable[list[str]]:
             stack += reversed(node.commands)
         elif isinstance(node, ShUtil.Command):
             yield [str(a) for a in node.args]
+
+
+def _runs_unknown_filecheck(args: Sequence[str], own: str) -> bool:
+    """A command that may run FileCheck in a way not read here: a program, or the script an
+    interpreter runs, named like one (`filecheck-wrapper.sh`, `python check_filecheck.py`)."""
+    return any("filecheck" in Path(a).name.lower() and os.path.realpath(a) != own for a in args[:2])
 
 
 def _filecheck_arguments(args: Sequence[str]) -> list[str] | None:
@@ -497,4 +506,10 @@ def lint_file(test, path: Path) -> list[Finding] | None:
     if not script:
         return None
     text = path.read_text(encoding="utf-8", errors="replace")
+    # A FileCheck in either branch of `%if FEATURE %{...%} %else %{...%}` reads the file on
+    # some machine: the features named true, then none.
+    named = {w for c in _CONDITION.findall(text) for w in _FEATURE_WORD.findall(c)}
+    if named:
+        for features in (named, ()):
+            script += substituted_script(test, features) or []
     return lint_text(text, checked_by(script, path))

@@ -81,3 +81,14 @@ def test_a_folder_without_test_files_is_a_usage_error(tmp_path, monkeypatch):
         "  hint: files with RUN or CHECK lines and a suffix lit runs (.mlir outside a lit "
         "suite)\n",
     )
+
+
+def test_a_filecheck_in_either_branch_of_an_if_checks_its_prefix(tmp_path, monkeypatch):
+    write_standin(tmp_path, 0)
+    (tmp_path / "t.mlir").write_text(
+        "// RUN: %mlir_opt %s | %if no-such-feature %{ FileCheck %s --check-prefix=ON %} "
+        "%else %{ FileCheck %s --check-prefix=OFF %}\n"
+        "// ON: func.func\n// ON-NEXT: return\n// OFF: func.func\n// OFF-NEXT: return\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert _lint("t.mlir") == (0, "", "mlirpipe lint-checks: nothing found in 1 file\n")

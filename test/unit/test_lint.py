@@ -188,6 +188,13 @@ def test_without_a_recognised_filecheck_call_unchecked_lines_are_not_guessed():
     checked = CheckedBy((), complete=False)
     assert lint_text("// BUF: a\n// BUF: b\n", checked) == []
     assert checked_by(_script(f"my-filecheck-wrapper {SOURCE}"), SOURCE).complete is False
+    assert checked_by(_script(f"python check_filecheck.py {SOURCE}"), SOURCE).complete is False
+
+
+def test_a_path_that_says_filecheck_leaves_the_run_lines_readable():
+    source = "/tmp/test_filecheck0/t.mlir"
+    script = [f"%dbg(RUN: at line 1) mlir-opt {source} -o /tmp/filecheck/out"]
+    assert checked_by(script, source) == CheckedBy((), complete=True)
 
 
 def test_the_edit_distance_counts_a_swap_as_one():
