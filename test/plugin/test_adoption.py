@@ -214,8 +214,7 @@ BAD_INPUTS = {
 def test_bad_test_files_get_a_located_message(repo: pytest.Pytester, name: str) -> None:
     text, expected = BAD_INPUTS[name]
     (repo.path / "test" / name).write_text(text)
-    # the run's own message, not the lint's at collection (a RUN line checks a prefix no line uses)
-    result = _run(repo, f"test/{name}", "--mlirpipe-lint=off")
+    result = _run(repo, f"test/{name}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(expected)
 
