@@ -19,60 +19,18 @@ DEFAULT_COMMENT_PREFIXES = ("COM", "RUN")
 FOLLOWERS = ("NEXT", "SAME", "EMPTY")
 # lit's own keywords (and this project's), which are not FileCheck's business.
 _KEYWORDS = frozenset(
-    [
-        "RUN",
-        "COM",
-        "DEFINE",
-        "REDEFINE",
-        "REQUIRES",
-        "UNSUPPORTED",
-        "XFAIL",
-        "ALLOW_RETRIES",
-        "END",
-        "MLIRPIPE-EXPECT",
-        "MLIRPIPE-TIMEOUT",
-    ]
+    "RUN COM DEFINE REDEFINE REQUIRES UNSUPPORTED XFAIL ALLOW_RETRIES END MLIRPIPE-EXPECT "  # noqa: SIM905
+    "MLIRPIPE-TIMEOUT".split()
 )
 # Upper-case words that start comments in prose, never a check prefix of their own.
 _PROSE = frozenset(
-    [
-        "NOTE",
-        "TODO",
-        "FIXME",
-        "XXX",
-        "HACK",
-        "BUG",
-        "WARNING",
-        "WARN",
-        "ERROR",
-        "NB",
-        "INFO",
-        "DEBUG",
-        "SEE",
-        "IMPORTANT",
-        "CAUTION",
-        "EXAMPLE",
-        "USAGE",
-        "INPUT",
-        "OUTPUT",
-        "EXPECTED",
-        "EXPECT",
-        "WHY",
-        "TEST",
-    ]
+    "NOTE TODO FIXME XXX HACK BUG WARNING WARN ERROR NB INFO DEBUG SEE IMPORTANT CAUTION "  # noqa: SIM905
+    "EXAMPLE USAGE INPUT OUTPUT EXPECTED EXPECT WHY TEST".split()
 )
 # FileCheck options whose value may come as the next argument.
 _VALUED = frozenset(
-    [
-        "check-prefix",
-        "check-prefixes",
-        "comment-prefixes",
-        "input-file",
-        "implicit-check-not",
-        "dump-input",
-        "dump-input-filter",
-        "dump-input-context",
-    ]
+    "check-prefix check-prefixes comment-prefixes input-file implicit-check-not "  # noqa: SIM905
+    "dump-input dump-input-filter dump-input-context".split()
 )
 # A comment that starts a line (`//`, `#` or `;`), and the word that starts the comment.
 _LEADING = re.compile(
@@ -137,6 +95,9 @@ class CheckedBy:
 
     calls: tuple[FileCheckCall, ...]
     complete: bool = True
+    # The prefixes of FileChecks of other files, which may be this one's lines (`split-file %s
+    # %t` then `FileCheck %t/a.mlir`): never said to be unchecked.
+    elsewhere: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +118,7 @@ def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
 
     own = os.path.realpath(source)
     calls: list[FileCheckCall] = []
+    elsewhere: tuple[str, ...] = ()
     complete = True
     for text in script:
         m = re.fullmatch(TR.kPdbgRegex, text)
@@ -175,7 +137,9 @@ def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
             call = filecheck_call(found, line)
             if call is not None and os.path.realpath(call[0]) == own:
                 calls.append(call[1])
-    return CheckedBy(tuple(dict.fromkeys(calls)), complete)
+            elif call is not None:
+                elsewhere += call[1].prefixes
+    return CheckedBy(tuple(dict.fromkeys(calls)), complete, tuple(dict.fromkeys(elsewhere)))
 
 
 def _commands(tree) -> Iterable[list[str]]:
@@ -258,13 +222,15 @@ def lint_text(text: str, checked: CheckedBy) -> list[Finding]:
     line."""
     lines = text.splitlines()
     prefixes = tuple(dict.fromkeys(p for c in checked.calls for p in c.prefixes))
+    known = tuple(dict.fromkeys((*prefixes, *checked.elsewhere)))
     comments = tuple(dict.fromkeys(p for c in checked.calls for p in c.comment_prefixes))
-    seen = _directives(lines, prefixes, comments or DEFAULT_COMMENT_PREFIXES)
-    findings = _leading_words(lines, prefixes, comments or DEFAULT_COMMENT_PREFIXES, seen)
+    comments = comments or DEFAULT_COMMENT_PREFIXES
+    seen = _directives(lines, known, comments)
+    findings = _leading_words(lines, known, comments, seen)
     findings += _unused_prefixes(lines, checked.calls)
     findings += _followers_first(lines, checked.calls)
     if checked.complete:
-        findings += _unchecked_prefixes(lines, prefixes, comments or DEFAULT_COMMENT_PREFIXES)
+        findings += _unchecked_prefixes(lines, known, comments)
     unique = {(f.line, f.kind, f.message): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.kind.value, f.message))
 

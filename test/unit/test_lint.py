@@ -207,3 +207,11 @@ def test_the_edit_distance_counts_a_swap_as_one():
 def test_a_disabled_check_line_is_no_prefix_whatever_prefixes_the_file_checks():
     text = "// LOOPS: a\n// XCHECK: off\n// XCHECK-NEXT: off\n"
     assert _lint(text, OPT + f"{FILECHECK} --check-prefix=LOOPS {SOURCE}") == []
+
+
+def test_lines_a_filecheck_of_another_file_may_read_are_not_said_unchecked():
+    runs = (f"split-file {SOURCE} /out/t", "mlir-opt /out/t/a.mlir | FileCheck /out/t/a.mlir")
+    checked = checked_by(_script(*runs), SOURCE)
+    assert (checked.calls, checked.elsewhere) == ((), ("CHECK",))
+    text = "//--- a.mlir\n// CHECK: a\n// CHECK-NXT: b\n"
+    assert [kind for _, kind, _ in _lint(text, *runs)] == [Kind.MISSPELLED]
