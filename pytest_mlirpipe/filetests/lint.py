@@ -135,7 +135,7 @@ def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
                 complete = complete and not _runs_unknown_filecheck(args, own)
                 continue
             call = filecheck_call(found, line)
-            if call is not None and os.path.realpath(call[0]) == own:
+            if call is not None and _same_file(call[0], own):
                 calls.append(call[1])
             elif call is not None:
                 elsewhere += call[1].prefixes
@@ -160,7 +160,13 @@ def _commands(tree) -> Iterable[list[str]]:
 def _runs_unknown_filecheck(args: Sequence[str], own: str) -> bool:
     """A command that may run FileCheck in a way not read here: a program, or the script an
     interpreter runs, named like one (`filecheck-wrapper.sh`, `python check_filecheck.py`)."""
-    return any("filecheck" in Path(a).name.lower() and os.path.realpath(a) != own for a in args[:2])
+    return any(
+        "filecheck" in os.path.basename(a).lower() and not _same_file(a, own) for a in args[:2]
+    )
+
+
+def _same_file(path: str, own: str) -> bool:
+    return path == own or os.path.realpath(path) == own
 
 
 def _filecheck_arguments(args: Sequence[str]) -> list[str] | None:
@@ -172,7 +178,7 @@ def _filecheck_arguments(args: Sequence[str]) -> list[str] | None:
     if found is not None:
         return found
     args = [a for a in args if a not in ("not", "!", "--crash")]
-    if args and _FILECHECK_PROGRAM.fullmatch(Path(args[0]).name):
+    if args and _FILECHECK_PROGRAM.fullmatch(os.path.basename(args[0])):
         return list(args[1:])
     for i, a in enumerate(args[:-1]):
         if a == "-m" and args[i + 1] == "filecheck":
@@ -225,10 +231,18 @@ def lint_text(text: str, checked: CheckedBy) -> list[Finding]:
     known = tuple(dict.fromkeys((*prefixes, *checked.elsewhere)))
     comments = tuple(dict.fromkeys(p for c in checked.calls for p in c.comment_prefixes))
     comments = comments or DEFAULT_COMMENT_PREFIXES
-    seen = _directives(lines, known, comments)
+    found: dict[tuple, dict[int, _Directive]] = {}
+
+    def directives(prefixes: tuple[str, ...], comments: tuple[str, ...]):
+        if (prefixes, comments) not in found:  # one FileCheck's are often all of them
+            found[prefixes, comments] = _directives(lines, prefixes, comments)
+        return found[prefixes, comments]
+
+    seen = directives(known, comments)
     findings = _leading_words(lines, known, comments, seen)
-    findings += _unused_prefixes(lines, checked.calls)
-    findings += _followers_first(lines, checked.calls)
+    read = [(c, directives(c.prefixes, c.comment_prefixes)) for c in checked.calls]
+    findings += _unused_prefixes(read)
+    findings += _followers_first(read)
     if checked.complete:
         findings += _unchecked_prefixes(lines, known, comments)
     unique = {(f.line, f.kind, f.message): f for f in findings}
@@ -265,15 +279,17 @@ def _directives(
     return found
 
 
-def _spellings(prefixes: Sequence[str]) -> dict[str, str]:
-    """Every directive of `prefixes` (COUNT apart), by itself."""
-    return {s: s for p in prefixes for s in (p, *(f"{p}-{x}" for x in SUFFIXES))}
+def _spellings(prefixes: Sequence[str]) -> frozenset[str]:
+    """Every directive of `prefixes` (COUNT apart)."""
+    return frozenset(s for p in prefixes for s in (p, *(f"{p}-{x}" for x in SUFFIXES)))
 
 
-def _is_spelling(word: str, prefixes: Sequence[str]) -> bool:
-    if word in _spellings(prefixes):
+def _is_spelling(word: str, prefixes: Sequence[str], spellings: frozenset[str]) -> bool:
+    """`word` is a directive of `prefixes` (`spellings`: theirs, COUNT apart)."""
+    if word in spellings:
         return True
-    return any(re.fullmatch(rf"{re.escape(p)}-COUNT-\d+", word) for p in prefixes)
+    name, count, n = word.rpartition("-COUNT-")
+    return bool(count) and n.isdigit() and name in prefixes
 
 
 def _leading_words(
@@ -287,7 +303,8 @@ def _leading_words(
     if not prefixes:
         return []
     findings = []
-    spellings = sorted(_spellings(prefixes))
+    known = _spellings(prefixes)
+    spellings = sorted(known)
     for number, text in enumerate(lines, 1):
         m = _LEADING.match(text)
         if m is None or number in seen:
@@ -295,7 +312,7 @@ def _leading_words(
         word, colon, space = m["word"], m["colon"], m["space"]
         if word in comments or word in _KEYWORDS:
             continue
-        if _is_spelling(word, prefixes):
+        if _is_spelling(word, prefixes, known):
             rest = text[m.end() :].strip()
             if colon and space:
                 findings.append(
@@ -364,13 +381,17 @@ def edit_distance(a: str, b: str) -> int:
     return previous[-1]
 
 
-def _unused_prefixes(lines: Sequence[str], calls: Sequence[FileCheckCall]) -> list[Finding]:
+# Each FileCheck of the file, with the directives it reads (by line).
+_Read = Sequence[tuple[FileCheckCall, dict[int, _Directive]]]
+
+
+def _unused_prefixes(read: _Read) -> list[Finding]:
     """A prefix a RUN line's FileCheck names that no line of the file uses."""
     findings = []
-    for call in calls:
+    for call, directives in read:
         if call.allow_unused:
             continue
-        used = {d.prefix for d in _directives(lines, call.prefixes, call.comment_prefixes).values()}
+        used = {d.prefix for d in directives.values()}
         for prefix in call.prefixes:
             if prefix not in used:
                 findings.append(
@@ -385,11 +406,10 @@ def _unused_prefixes(lines: Sequence[str], calls: Sequence[FileCheckCall]) -> li
     return findings
 
 
-def _followers_first(lines: Sequence[str], calls: Sequence[FileCheckCall]) -> list[Finding]:
+def _followers_first(read: _Read) -> list[Finding]:
     """A -NEXT, -SAME or -EMPTY before any match of the FileCheck that reads it."""
     findings = []
-    for call in calls:
-        directives = _directives(lines, call.prefixes, call.comment_prefixes)
+    for call, directives in read:
         first = next((d for d in directives.values() if d.suffix not in ("DAG", "NOT")), None)
         if first is not None and first.suffix in FOLLOWERS:
             name = f"{first.prefix}-{first.suffix}"
@@ -410,7 +430,8 @@ def _unchecked_prefixes(
 ) -> list[Finding]:
     """Prefixes the file's directives use that no RUN line's FileCheck checks: one finding per
     prefix, at its first line."""
-    spellings = sorted(_spellings(prefixes))
+    known = _spellings(prefixes)
+    spellings = sorted(known)
     lines_of: dict[str, list[int]] = {}
     suffixed: set[str] = set()
     for number, text in enumerate(lines, 1):
@@ -418,7 +439,7 @@ def _unchecked_prefixes(
         if m is None or not m["colon"] or m["space"] or not _UPPER_NAME.fullmatch(m["word"]):
             continue
         word = m["word"]
-        if word in comments or word in _KEYWORDS or _is_spelling(word, prefixes):
+        if word in comments or word in _KEYWORDS or _is_spelling(word, prefixes, known):
             continue
         if prefixes and closest_spelling(word, spellings) is not None:
             continue  # said as misspelled
