@@ -27,6 +27,12 @@ _PROSE = frozenset(
     "NOTE TODO FIXME XXX HACK BUG WARNING WARN ERROR NB INFO DEBUG SEE IMPORTANT CAUTION "  # noqa: SIM905
     "EXAMPLE USAGE INPUT OUTPUT EXPECTED EXPECT WHY TEST".split()
 )
+# Words that make `// CHECK-NOT is ...` prose about a directive rather than a directive.
+_PROSE_AFTER = frozenset(
+    "is are was were would will should must can cannot could does do did lines line here "  # noqa: SIM905
+    "because to for and or the a an as in on with after before since so that which directive "
+    "directives checks matches only also not if when then but".split()
+)
 # FileCheck options whose value may come as the next argument.
 _VALUED = frozenset(
     "check-prefix check-prefixes comment-prefixes input-file implicit-check-not "  # noqa: SIM905
@@ -324,7 +330,7 @@ def _leading_words(
                         f"write '{word}:'",
                     )
                 )
-            elif not colon and (rest or "-" in word):
+            elif not colon and _lacks_only_its_colon(word, space, rest):
                 findings.append(
                     Finding(
                         number,
@@ -347,6 +353,15 @@ def _leading_words(
                 )
             )
     return findings
+
+
+def _lacks_only_its_colon(word: str, space: str, rest: str) -> bool:
+    """A directive's name at the start of a comment, then a pattern (not `,`, `'s` or a
+    sentence about the directive: `// CHECK-NOT is enough here`), or nothing (`// CHECK-EMPTY`)."""
+    if not rest:
+        return "-" in word
+    first = rest.split(maxsplit=1)[0].rstrip(",.;")
+    return bool(space) and first not in _PROSE_AFTER
 
 
 def closest_spelling(word: str, spellings: Sequence[str]) -> str | None:

@@ -91,6 +91,11 @@ def test_a_directive_without_its_colon_or_with_a_space_before_it_is_said():
     ]
 
 
+def test_a_sentence_about_a_directive_is_no_directive_without_its_colon():
+    text = "// CHECK: a\n// CHECK-NOT is enough here\n// CHECK-DAG, because the order varies\n"
+    assert _lint(text, OPT + f"{FILECHECK} {SOURCE}") == []
+
+
 def test_a_prefix_no_line_uses_is_said_at_its_run_line():
     text = "// CHECK: a\n"
     assert (
