@@ -58,8 +58,10 @@ def _lint(file: MlirFile) -> None:
     named = _lint_filter(first, str(file.path), findings[0].line)
     if runner.config.lint == "error" or named == "error":
         raise file.CollectError("\n".join(f.format(shown, "error") for f in findings))
-    # xdist's workers all collect every file: one of them says the warnings.
-    said = os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
+    # xdist's workers all collect every file: one of them says the warnings (asked of this
+    # session's config: the environment is also a test's that runs pytest under xdist).
+    worker = getattr(file.config, "workerinput", None)
+    said = worker is None or worker.get("workerid") == "gw0"
     with warnings.catch_warnings(record=not said):
         if named is None:  # the filters that apply are not about this warning
             warnings.simplefilter("always", MlirpipeLintWarning)
