@@ -46,6 +46,8 @@ _EXPORTS = {
     "register_pass": ".lowering.passes",
     # the lit configuration hook (lit.cfg.py)
     "configure": ".filetests.config",
+    # the warning of CHECK lines FileCheck would ignore (mlirpipe_lint = warn)
+    "MlirpipeLintWarning": ".filetests.lint",
     # the error family
     "MlirpipeError": ".errors",
     "StageFailure": ".errors",
@@ -66,6 +68,7 @@ __all__ = [
     "IRParseError",
     "Location",
     "MlirpipeError",
+    "MlirpipeLintWarning",
     "ModelChecker",
     "Outcome",
     "Pipeline",
@@ -103,6 +106,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ loads e
     from .execution.check import ExecutionMismatch, ModelChecker, Outcome
     from .execution.refusal import Refusal, RefusedError
     from .filetests.config import configure
+    from .filetests.lint import MlirpipeLintWarning
     from .lowering.catalog import catalog_for
     from .lowering.passes import register as register_pass
     from .lowering.report_html import write_html

@@ -40,7 +40,55 @@ NOT_FAILING = {
 
 class MlirFile(pytest.File):
     def collect(self):
+        _lint(self)
         yield MlirItem.from_parent(self, name=self.path.name)
+
+
+def _lint(file: MlirFile) -> None:
+    """The file's CHECK lines that FileCheck would ignore (mlirpipe_lint): a warning each, or
+    with `error` (or a filter that names MlirpipeLintWarning as an error) a collection error.
+    A filter that makes every warning an error (`filterwarnings = error`, meant for
+    deprecations) leaves them warnings: `mlirpipe_lint` says whether they fail."""
+    from .filetests.lint import MlirpipeLintWarning, lint_file
+
+    runner = file.config.stash[RUNNER_KEY]
+    if runner.config.lint == "off":
+        return
+    findings = lint_file(runner.make_test(file.path), file.path) or []
+    if not findings:
+        return
+    shown = os.path.relpath(file.path, Path.cwd())
+    first = MlirpipeLintWarning(findings[0].describe())
+    named = _lint_filter(first, str(file.path), findings[0].line)
+    if runner.config.lint == "error" or named == "error":
+        raise file.CollectError("\n".join(f.format(shown, "error") for f in findings))
+    # xdist's workers all collect every file: one of them says the warnings (asked of this
+    # session's config: the environment is also a test's that runs pytest under xdist).
+    worker = getattr(file.config, "workerinput", None)
+    said = worker is None or worker.get("workerid") == "gw0"
+    with warnings.catch_warnings(record=not said):
+        if named is None:  # the filters that apply are not about this warning
+            warnings.simplefilter("always", MlirpipeLintWarning)
+        for finding in findings:
+            warning = MlirpipeLintWarning(finding.describe())
+            warnings.warn_explicit(warning, MlirpipeLintWarning, str(file.path), finding.line)
+
+
+def _lint_filter(warning: Warning, filename: str, line: int) -> str | None:
+    """The action of the first warning filter that applies to `warning` and names its class
+    (or a subclass of it); None when the first that applies names a broader one."""
+    module = filename[:-3] if filename.endswith(".py") else filename
+    text = str(warning)
+    for action, message, category, module_re, lineno in warnings.filters:
+        if not isinstance(category, type):  # a filter's category is one class
+            continue
+        if not issubclass(type(warning), category) or lineno not in (0, line):
+            continue
+        if (message is None or message.match(text)) and (
+            module_re is None or module_re.match(module)
+        ):
+            return action if issubclass(category, type(warning)) else None
+    return None
 
 
 class BrokenSuite(pytest.Directory):

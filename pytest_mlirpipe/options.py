@@ -14,6 +14,7 @@ ISOLATION_MODES = ("fork", "none", "subprocess")
 ORDERS = ("smart", "lexical")
 FILECHECK_ENGINES = ("auto", "llvm", "python", "both")
 NATIVE_MODES = ("jit", "aot")
+LINT_MODES = ("off", "warn", "error")
 GROUP = ("mlirpipe", "MLIR lowering-pipeline tests (pytest-mlirpipe)")
 
 
@@ -142,6 +143,16 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         metavar="N",
         shown_default="1",
         ini_help="runs of each RUN/CHECK file whose outputs must agree (1: once, no check)",
+    ),
+    Option(
+        "lint",
+        "what collection does with CHECK lines FileCheck would ignore (misspelled directives, "
+        "a missing colon, unused or unchecked prefixes; `mlirpipe lint-checks` lists them): "
+        "off, warn (a MlirpipeLintWarning per line) or error (the file fails to collect)",
+        default="warn",
+        choices=LINT_MODES,
+        shown_default="warn",
+        ini_help="off, warn or error: CHECK lines FileCheck would ignore, found at collection",
     ),
     Option(
         "shard",
@@ -313,6 +324,7 @@ class RunConfig:
     pipeline_dirs: tuple[str, ...] = ()  # the flags' first, then the ini's
     isolation: str = "fork"
     order: str = "smart"  # of the RUN/CHECK files: smart (lit's) or lexical
+    lint: str = "warn"  # of the CHECK lines at collection: off, warn or error
     timeout: float = 0.0  # seconds per file (and per compiled-code run); 0: none
     json_path: str | None = None
     time: bool = False
@@ -362,6 +374,11 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         raise OptionValueError(
             f"mlirpipe: mlirpipe_order must be one of {', '.join(ORDERS)}, got {order!r}"
         )
+    lint = _given(flag, ini, "lint")
+    if lint not in LINT_MODES:
+        raise OptionValueError(
+            f"mlirpipe: mlirpipe_lint must be one of {', '.join(LINT_MODES)}, got {lint!r}"
+        )
     time, bisect = flag(BY_NAME["time"]), flag(BY_NAME["bisect"])
     return RunConfig(
         suite=suite,
@@ -371,6 +388,7 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         ),
         isolation=isolation,
         order=order,
+        lint=lint,
         timeout=_timeout(_given(flag, ini, "timeout")),
         json_path=_json_path(flag(BY_NAME["json"])),
         time=bool(ini(BY_NAME["time"]) if time is None else time),

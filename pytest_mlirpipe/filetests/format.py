@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -136,12 +137,17 @@ class MlirShTest(lit.formats.ShTest):
                 yield test
 
 
-def _substituted(test, parsed: list, tmp_dir: str, tmp_base: str) -> tuple[list[str], list]:
-    """(the script with lit's substitutions applied, the substitutions but our marker)."""
+def _substituted(
+    test, parsed: list, tmp_dir: str, tmp_base: str, features: Iterable[str] | None = None
+) -> tuple[list[str], list]:
+    """(the script with lit's substitutions applied, the substitutions but our marker);
+    `features`: those `%if` sees (default: the config's available features)."""
     import lit.TestRunner as TR
 
     substitutions = TR.getDefaultSubstitutions(test, tmp_dir, tmp_base)
-    conditions = {feature: True for feature in test.config.available_features}
+    if features is None:
+        features = test.config.available_features
+    conditions = {feature: True for feature in features}
     script = TR.applySubstitutions(
         parsed,
         [*substitutions, UNKNOWN_SUBSTITUTION],
@@ -151,10 +157,11 @@ def _substituted(test, parsed: list, tmp_dir: str, tmp_base: str) -> tuple[list[
     return script, substitutions
 
 
-def substituted_script(test) -> list[str] | None:
+def substituted_script(test, features: Iterable[str] | None = None) -> list[str] | None:
     """The file's RUN lines as lit's shell gets them (DEFINE lines and substitutions applied),
     without running anything; None when lit would not run them (unsupported, no RUN line, a
-    substitution error: the run itself reports it)."""
+    substitution error: the run itself reports it). `features`: those `%if` sees (default:
+    the config's available features)."""
     import lit.Test
     import lit.TestRunner as TR
 
@@ -164,7 +171,8 @@ def substituted_script(test) -> list[str] | None:
         parsed = TR.parseIntegratedTestScript(test, require_script=True)
         if isinstance(parsed, lit.Test.Result):
             return None
-        return _substituted(test, parsed, *TR.getTempPaths(test))[0]
+        tmp_dir, tmp_base = TR.getTempPaths(test)
+        return _substituted(test, parsed, tmp_dir, tmp_base, features)[0]
     except Exception:  # the run reports it, located
         return None
 

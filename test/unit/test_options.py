@@ -40,6 +40,12 @@ def test_without_flags_or_ini_keys_the_defaults_apply():
     assert config.suite.base == "/repo"
 
 
+def test_the_lint_mode_is_warn_unless_the_flag_or_ini_key_says_otherwise():
+    assert _read().lint == "warn"
+    assert _read(ini={"lint": "off"}).lint == "off"
+    assert _read(flags={"lint": "error"}, ini={"lint": "off"}).lint == "error"
+
+
 def test_a_flag_wins_over_the_ini_key_and_pipeline_folders_add_up():
     config = _read(
         flags={"threads": 4, "isolation": "none", "pipelines": ["cli-dir"], "suffixes": ".td"},
@@ -68,6 +74,10 @@ def test_timing_is_on_with_the_flag_or_the_ini_key():
         (
             {"isolation": "thread"},
             "mlirpipe: mlirpipe_isolation must be one of fork, none, subprocess, got 'thread'",
+        ),
+        (
+            {"lint": "loud"},
+            "mlirpipe: mlirpipe_lint must be one of off, warn, error, got 'loud'",
         ),
         (
             {"timeout": "-1"},
