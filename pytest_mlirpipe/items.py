@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,6 +65,72 @@ class BrokenSuiteFile(pytest.File):
         if self.error is not None:
             raise self.CollectError(self.error.message(Path.cwd()))
         return []
+
+
+class LitSuiteDir(pytest.Directory):
+    """A folder of a lit suite whose config loads. As lit, it looks only at the files lit runs
+    there: pytest's hooks hear of those, of the files pytest's Python and doctest plugins may
+    take, and of every file once another plugin collects files; the rest (a source tree's
+    C++ files and build rules) are passed by without a hook call each."""
+
+    def collect(self):
+        from _pytest.pathlib import scandir
+
+        tests = self.config.stash[RUNNER_KEY].discovery.tests_in(self.path) or frozenset()
+        offered = _offered_to_pytest(self)
+        ihook = self.ihook
+        for entry in scandir(self.path):
+            if entry.is_dir():
+                path = Path(entry.path)
+                if not self.session.isinitpath(path, with_parents=True) and (
+                    ihook.pytest_ignore_collect(collection_path=path, config=self.config)
+                ):
+                    continue
+                directory = ihook.pytest_collect_directory(path=path, parent=self)
+                if directory is not None:
+                    yield directory
+            elif entry.is_file() and (entry.name in tests or offered(entry.name)):
+                path = Path(entry.path)
+                if not self.session.isinitpath(path) and (
+                    ihook.pytest_ignore_collect(collection_path=path, config=self.config)
+                ):
+                    continue
+                yield from ihook.pytest_collect_file(file_path=path, parent=self)
+
+
+def _offered_to_pytest(directory: pytest.Directory):
+    """Whether pytest's file hooks should hear of a file lit does not run, by name: Python
+    files, pytest's doctest files, the run's own arguments; any file when a plugin other than
+    pytest's Python and doctest plugins and this one collects files."""
+    import fnmatch
+
+    from _pytest.pathlib import fnmatch_ex
+
+    config = directory.config
+    impls = config.pluginmanager.hook.pytest_collect_file.get_hookimpls()
+    if any(
+        i.plugin_name not in ("python", "doctest")
+        and not i.function.__module__.startswith(f"{__package__}.")
+        for i in impls
+    ):
+        return lambda name: True
+    doctest = any(i.plugin_name == "doctest" for i in impls)
+    globs = (config.getoption("doctestglob", None) or ["test*.txt"]) if doctest else []
+    session, folder = directory.session, directory.path
+    # the run's arguments: only a folder that is one or holds one can hold a file among them
+    arguments = session.isinitpath(folder, with_parents=True)
+
+    by_name = re.compile("|".join(fnmatch.translate(g) for g in globs if os.sep not in g))
+    by_path = [g for g in globs if os.sep in g]
+
+    def offered(name: str) -> bool:
+        if name.endswith(".py") or (arguments and session.isinitpath(folder / name)):
+            return True
+        if by_name.pattern and by_name.match(name):
+            return True
+        return any(fnmatch_ex(g, folder / name) for g in by_path)
+
+    return offered
 
 
 class BrokenPipelineFiles(pytest.Item):

@@ -17,6 +17,7 @@ from .items import (
     BrokenPipelineFiles,
     BrokenSuite,
     BrokenSuiteFile,
+    LitSuiteDir,
     MlirFile,
     MlirItem,
 )
@@ -116,16 +117,23 @@ _SUITE_CONFIGS = ("lit.site.cfg.py", "lit.site.cfg", "lit.cfg.py", "lit.cfg")
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """The root folder of a lit suite whose config does not load is one collection error."""
+    """A folder of a lit suite is collected as lit finds its tests (LitSuiteDir); the root
+    folder of a suite whose config does not load is one collection error."""
     from .filetests.config import EXCLUDED_DIRS
 
-    if not any((path / name).is_file() for name in _SUITE_CONFIGS):
-        return None  # no suite starts here: lit and the runner stay unloaded
+    starts_suite = any((path / name).is_file() for name in _SUITE_CONFIGS)
+    if not starts_suite and not isinstance(parent, (LitSuiteDir, pytest.Session)):
+        return None  # no suite starts here or above: lit and the runner stay unloaded
     runner = file_runner(parent.config)
     if runner is None or any(part in EXCLUDED_DIRS for part in path.parts):
         return None
-    error = runner.discovery.broken_suite(path)
-    return BrokenSuite.from_parent(parent, path=path, error=error) if error else None
+    if starts_suite:
+        error = runner.discovery.broken_suite(path)
+        if error:
+            return BrokenSuite.from_parent(parent, path=path, error=error)
+    if (path / "__init__.py").is_file() or runner.discovery.tests_in(path) is None:
+        return None  # a Python package (pytest's), or no lit suite holds the folder
+    return LitSuiteDir.from_parent(parent, path=path)
 
 
 def _broken_file(runner, parent: pytest.Collector, path: Path, error):
