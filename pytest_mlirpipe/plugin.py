@@ -13,6 +13,7 @@ from .items import (
     CONTAINED,
     RUNNER_KEY,
     STAGE_REPORT,
+    SUITE_CONFIGS,
     UPDATED,
     BrokenPipelineFiles,
     BrokenSuite,
@@ -111,17 +112,13 @@ def _ini(config: pytest.Config, option: Option):
         return option.default
 
 
-# lit's names of the config files that make a folder a suite's root (site config first).
-_SUITE_CONFIGS = ("lit.site.cfg.py", "lit.site.cfg", "lit.cfg.py", "lit.cfg")
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """A folder of a lit suite is collected as lit finds its tests (LitSuiteDir); the root
     folder of a suite whose config does not load is one collection error."""
     from .filetests.config import EXCLUDED_DIRS
 
-    starts_suite = any((path / name).is_file() for name in _SUITE_CONFIGS)
+    starts_suite = any((path / name).is_file() for name in SUITE_CONFIGS)
     if not starts_suite and not isinstance(parent, (LitSuiteDir, pytest.Session)):
         return None  # no suite starts here or above: lit and the runner stay unloaded
     runner = file_runner(parent.config)

@@ -15,14 +15,13 @@ config.excludes = ["Inputs"]
 config.test_source_root = config.test_exec_root = __import__("os").path.dirname(__file__)
 """
 TEST = "// RUN: true\n"
-# Records the files pytest's hooks heard of (pytest_ignore_collect comes before collection).
+# The files and folders (NAME/) pytest's hooks heard of (pytest_ignore_collect comes first).
 RECORDING = """\
 import pathlib
 
 def pytest_ignore_collect(collection_path):
-    if collection_path.is_file():
-        with open(pathlib.Path(__file__).parent / "heard.txt", "a") as heard:
-            heard.write(collection_path.name + "\\n")
+    with open(pathlib.Path(__file__).parent / "heard.txt", "a") as heard:
+        heard.write(collection_path.name + ("/" if collection_path.is_dir() else "") + "\\n")
 """
 
 
@@ -34,6 +33,8 @@ def tree(pytester: pytest.Pytester) -> pytest.Pytester:
     lib = pytester.mkdir("lib")
     for name in ("Pass.cpp", "Pass.h", "CMakeLists.txt", "notes.txt"):
         (lib / name).write_text("// source\n")
+    (lib / "transforms").mkdir()
+    (lib / "transforms" / "Fold.cpp").write_text("// source\n")
     test = pytester.mkdir("test")
     (test / "lit.local.cfg").write_text('config.substitutions.append(("%x", "x"))\n')
     (test / "fold.mlir").write_text(TEST)
@@ -55,6 +56,13 @@ def test_hooks_hear_of_the_tests_and_pythons_files_not_of_the_sources(tree):
     heard = _heard(tree)
     assert {"fold.mlir", "test_helpers.py", "conftest.py"} <= heard
     assert not heard & {"Pass.cpp", "Pass.h", "CMakeLists.txt", "notes.txt"}, heard
+
+
+def test_a_folder_whose_tree_holds_only_sources_is_passed_by(tree):
+    tree.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
+    heard = _heard(tree)
+    assert "test/" in heard
+    assert not heard & {"lib/", "transforms/"}, heard
 
 
 def test_the_doctest_files_are_still_offered_to_its_plugin(tree):
