@@ -94,11 +94,11 @@ class FileTestRunner:
             return self._run_here(path, in_process=False)
         if isolation == "none" or not contain.is_available():
             return self._run_here(path, in_process=True)
-        self._warm_up(path)
         expected = read_expectations(path)
         timeout = (expected.timeout if not expected.problems else None) or self.config.timeout
         if not timeout and not expected.kind and not self._runs_native_code(path):
             return self._run_here(path, in_process=True)
+        self._warm_up(path)
         # The test's own %t files as they are now: a run repeated after a crash starts from
         # them again, so what the crashed run appended cannot change the verdict.
         with TempFiles.saved(self.make_test(path)) as temp:
@@ -124,7 +124,10 @@ class FileTestRunner:
         from .format import substituted_script
         from .inprocess import runs_native_code
 
-        script = substituted_script(self.make_test(path))
+        test = self.make_test(path)
+        if getattr(test.config.test_format, "execute_external", False):
+            return False  # lit runs the RUN lines in an external shell: nothing runs here
+        script = substituted_script(test)
         return script is None or runs_native_code(script)
 
     def _crash_repro(self, path: Path, notes: tuple[str, ...], timeout: float) -> str:
