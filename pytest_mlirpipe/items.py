@@ -279,7 +279,7 @@ def _remove_old_reports(runner: FileTestRunner, path: Path) -> None:
     own folder: build/pytest/gw0, gw1, ..., and main without it)."""
     import lit.TestRunner
 
-    from .filetests.stage_report import REPORT_SUFFIX
+    from .filetests.names import REPORT_SUFFIX
 
     _, tmp_base = lit.TestRunner.getTempPaths(runner.make_test(path))
     report = Path(tmp_base + REPORT_SUFFIX)

@@ -15,21 +15,16 @@ from ..lowering.catalog import PIPELINES_PATH_ENV
 from ..tools.filecheck import ENGINE_ENV, NOTES_ENV, read_disagreements
 from ..tools.opt import REPRO_DIR_ENV
 from .expect import Expectations, judge, read_expectations
+from .names import (
+    CONTAINED_PARAM,
+    DISAGREEMENTS_METRIC,
+    FILECHECK_PARAM,
+    PIPELINES_PARAM,
+    REPRO_SUFFIX,
+)
 
-# Beside a test's own `%t` files: the input IR of a stage that failed or crashed,
-REPRO_SUFFIX = ".repro"
 # and the reports of FileCheck engines that disagreed (mlirpipe_filecheck = both).
 FILECHECK_NOTES_SUFFIX = ".filecheck-notes"
-# The lit metric that carries those reports (a list of {"argv", "report"}) to the plugin.
-DISAGREEMENTS_METRIC = "mlirpipe_filecheck_disagreements"
-
-# lit params (`lit --param NAME=VALUE`; the pytest plugin sets them on its LitConfig).
-# Folders of pipelines/*.toml put first on the RUN lines' $MLIRPIPE_PIPELINES_PATH:
-PIPELINES_PARAM = "mlirpipe_pipelines"
-# Set when a containing pytest process enforces the time limits itself:
-CONTAINED_PARAM = "mlirpipe_contained"
-# The FileCheck engine for this run (auto, llvm, python, both), over the suite's own setting:
-FILECHECK_PARAM = "mlirpipe_filecheck"
 
 _DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
 

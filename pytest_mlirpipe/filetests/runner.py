@@ -14,15 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..options import RunConfig
-from .config import configure
 from .discovery import LitDiscovery
-from .format import (
+from .names import (
     CONTAINED_PARAM,
     DISAGREEMENTS_METRIC,
     FILECHECK_PARAM,
     PIPELINES_PARAM,
     REPRO_SUFFIX,
-    with_own_config,
 )
 from .verdict import FileVerdict, locate_disagreements, steps_of
 
@@ -62,6 +60,8 @@ class FileTestRunner:
         with self._lock:
             suite, in_suite = lit.discovery.getTestSuite(str(path), self.lit_config, self._cache)
             if suite is None:
+                from .config import configure
+
                 config = lit.TestingConfig.TestingConfig.fromdefaults(self.lit_config)
                 configure(
                     config,
@@ -121,12 +121,12 @@ class FileTestRunner:
     def _runs_native_code(self, path: Path) -> bool:
         """Whether the file's RUN lines may run native code in this process (`mlirpipe-opt`);
         True when that cannot be told without running them."""
-        from .format import substituted_script
-        from .inprocess import runs_native_code
-
         test = self.make_test(path)
         if getattr(test.config.test_format, "execute_external", False):
             return False  # lit runs the RUN lines in an external shell: nothing runs here
+        from .format import substituted_script
+        from .inprocess import runs_native_code
+
         script = substituted_script(test)
         return script is None or runs_native_code(script)
 
@@ -179,11 +179,13 @@ class FileTestRunner:
         """The problems of the user's pipeline files (the run's folders and those of
         $MLIRPIPE_PIPELINES_PATH); none without such folders (the shipped files are checked
         by the project's own tests)."""
-        from ..lowering.catalog import catalog_for, pipeline_dirs
-        from ..lowering.spec import PipelineSpecError
+        from ..lowering.pipeline_path import pipeline_dirs
 
         if not pipeline_dirs(self.config.pipeline_dirs):
             return ()
+        from ..lowering.catalog import catalog_for
+        from ..lowering.spec import PipelineSpecError
+
         try:
             problems = catalog_for(self.config.pipeline_dirs).problems
         except PipelineSpecError as exc:
@@ -203,6 +205,8 @@ class FileTestRunner:
 
         test = self.make_test(path)
         if self.config.timeout and not forked:
+            from .format import with_own_config
+
             # lit's own limit, which kills each command's process tree; a forked child's
             # parent enforces the limit on the child and its tree instead.
             with_own_config(test, maxIndividualTestTime=self.config.timeout)
