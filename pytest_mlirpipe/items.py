@@ -154,6 +154,8 @@ class _Offered:
         (or a suite's config, or a symbolic link to a folder: not looked into)."""
         if self.everything or self.session.isinitpath(folder, with_parents=True):
             return True
+        if not any(self.session.isinitpath(up) for up in folder.parents):
+            return True  # beside the run's arguments: pytest does not look into it
         if folder not in self.trees:
             self.trees[folder] = self._look_into(folder)
         return self.trees[folder]
