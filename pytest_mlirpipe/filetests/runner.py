@@ -48,6 +48,8 @@ class FileTestRunner:
         self._contained_lit_config = _lit_config({**params, CONTAINED_PARAM: "1"})
         self._cache: dict = {}
         self._warm: set[str] = set()
+        # A file of a lit suite -> lit's (suite, path in suite, local config) of it.
+        self._in_suites: dict[Path, tuple] = {}
         self._lock = threading.Lock()
         self.discovery = LitDiscovery(self.lit_config, self._cache, self._lock)
 
@@ -58,6 +60,8 @@ class FileTestRunner:
         import lit.TestingConfig
 
         with self._lock:
+            if path in self._in_suites:  # lit shares these between its tests too
+                return lit.Test.Test(*self._in_suites[path])
             suite, in_suite = lit.discovery.getTestSuite(str(path), self.lit_config, self._cache)
             if suite is None:
                 from .config import configure
@@ -78,6 +82,7 @@ class FileTestRunner:
                 local = lit.discovery.getLocalConfig(
                     suite, in_suite[:-1], self.lit_config, self._cache
                 )
+                self._in_suites[path] = (suite, in_suite, local)
         return lit.Test.Test(suite, in_suite, local)
 
     def run(self, path: Path) -> FileVerdict:
