@@ -1,17 +1,29 @@
-"""Wall time of a compiler repo's suite whose tools are external: `lit -j2` against `pytest -n 2`.
+"""Wall and CPU time of a compiler repo's suite whose tools are external: lit against pytest.
 
-Generates a suite as a real MLIR project has it: `foo-opt` (the torch-mlir wheel's native
+Two shapes of suite. `--shape build` (the default): a suite as a real MLIR project has it, run
+through this plugin's own lit config: `foo-opt` (the torch-mlir wheel's native
 `torch-mlir-opt`) and LLVM `FileCheck` in a build folder (`build/bin`), many small files and a
 few large `--split-input-file` files of hundreds of chunks (the long ones), some RUN lines
-checked by the Python FileCheck (`filecheck`), a few failing, XFAIL and unsupported files. Runs
-`lit -j2`, `pytest -n 2` and serial `pytest` on it side by side, one warm-up round (which
-records each runner's per-file times: lit's `.lit_test_times.txt`, pytest's cache) then
---repeats rounds; prints medians of wall and CPU time (the runner and every process it
-started: it moves less than wall time when other work shares the machine), ratios, how loaded
-the machine was and whether every run gave every file the same verdict.
+checked by the Python FileCheck (`filecheck`), a few failing, XFAIL and unsupported files.
+`--shape external`: a foreign repository's suite (bench/external_suite.py): its own lit.cfg.py
+with `ShTest(execute_external=True)`, a lit.local.cfg per folder, `foo-opt` a Python console
+script that starts the native binary, LLVM FileCheck from PATH, ~60 % `--split-input-file`
+files, the tests in the `test/` folders of a source tree (`--sources` files per test beside
+them, which lit never runs).
 
-    python bench/suite_speed.py [--small 160] [--large 6] [--chunks 400] [--repeats 3]
-                                [--keep DIR] [--runners lit,n2,serial]
+Runs `lit -j2`, `pytest -n 2` and serial `pytest` on it (and, for the external shape, `lit -j1`
+and the collection alone: `pytest --collect-only -q` against `lit --show-tests`) side by side,
+one warm-up round (which records each runner's per-file times: lit's `.lit_test_times.txt`,
+pytest's cache) then --repeats rounds, the runners' order reversed every other round; prints
+medians of wall and CPU time (the runner and every process it started: it moves less than wall
+time when other work shares the machine), ratios, how loaded the machine was and whether every
+run gave every file the same verdict (exit status 1 when not).
+
+    python bench/suite_speed.py [--shape build] [--small 160] [--large 6] [--chunks 400]
+                                [--repeats 3] [--keep DIR] [--runners lit,n2,serial]
+    python bench/suite_speed.py --shape external [--files 1050] [--sources 40]
+                                [--runners lit,lit1,n2,serial,collect]
+    python bench/suite_speed.py --quick [--shape external]   # a few files, one round
 """
 
 from __future__ import annotations
@@ -27,7 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from runner import lit_verdicts, pytest_verdicts  # bench/runner.py, beside this script
+import external_suite  # beside this script
+from runner import lit_verdicts, pytest_verdicts
 
 LLVM_FILECHECK = "/usr/lib/llvm-22/bin/FileCheck"
 LIT_CFG = """\
@@ -160,45 +173,73 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, float, float, str]:
     return wall, max(0.0, busy - own) / wall, own, done.stdout
 
 
-def runners(root: Path) -> dict[str, tuple[list[str], Path | None]]:
+def runners(root: Path, shape: str) -> dict[str, tuple[list[str], Path | None]]:
+    """Name -> (command, its junit file or None for lit's output)."""
     py = sys.executable
     lit = [py, "-c", "from lit.main import main; main()"]
+    folder = "src" if shape == "external" else "test"
     return {
-        "lit -j2": ([*lit, "-j2", "test"], None),
+        "lit -j2": ([*lit, "-j2", folder], None),
+        "lit -j1": ([*lit, "-j1", folder], None),
         "pytest -n 2": (
             [py, "-m", "pytest", "-q", "-n", "2", "--junitxml=n2.xml"],
             root / "n2.xml",
         ),
         "pytest": ([py, "-m", "pytest", "-q", "--junitxml=serial.xml"], root / "serial.xml"),
+        "lit collect": ([*lit, "--show-tests", folder], None),
+        "pytest collect": ([py, "-m", "pytest", "--collect-only", "-q"], None),
     }
 
 
-def run_round(root: Path, chosen: list[str], results: dict) -> None:
-    for name, (cmd, xml) in runners(root).items():
+# Which runner a verdict-less row is compared with, for the ratio column.
+BASELINES = {
+    "pytest -n 2": "lit -j2",
+    "pytest": "lit -j1",
+    "pytest collect": "lit collect",
+}
+
+
+def run_round(root: Path, shape: str, chosen: list[str], results: dict) -> None:
+    for name, (cmd, xml) in runners(root, shape).items():
         if name not in chosen:
             continue
         wall, load, cpu, stdout = timed(cmd, root)
-        verdicts = lit_verdicts(stdout) if xml is None else pytest_verdicts(xml)
+        if name.endswith("collect"):
+            verdicts = None
+        elif shape == "external":
+            verdicts = (
+                external_suite.lit_verdicts(stdout)
+                if xml is None
+                else external_suite.pytest_verdicts(xml)
+            )
+        else:
+            verdicts = lit_verdicts(stdout) if xml is None else pytest_verdicts(xml)
         results.setdefault(name, []).append((wall, load, cpu, verdicts))
-        print(f"  {name:12s} {wall:7.2f} s  cpu {cpu:6.2f} s  other load {load:4.2f} cores")
+        print(f"  {name:14s} {wall:7.2f} s  cpu {cpu:6.2f} s  other load {load:4.2f} cores")
 
 
 def report(results: dict, files: int) -> bool:
     """Print the verdict comparison and the table of medians; whether every run agreed."""
     same = _same_verdicts(results, files)
-    base = _median(results["lit -j2"], 0) if "lit -j2" in results else None
-    base_cpu = _median(results["lit -j2"], 2) if "lit -j2" in results else None
     print(
-        f"\n{'runner':12s} {'median s':>9s} {'runs':>24s} {'load':>6s} {'/ lit -j2':>10s}"
-        f" {'cpu s':>7s} {'/ lit':>7s}"
+        f"\n{'runner':14s} {'median s':>9s} {'runs':>24s} {'load':>6s} {'ratio':>8s}"
+        f" {'cpu s':>7s} {'ratio':>7s}  compared with"
     )
     for name, rows in results.items():
         median, cpu = _median(rows, 0), _median(rows, 2)
-        ratio = f"{median / base:9.2f}x" if base else ""
-        cpu_ratio = f"{cpu / base_cpu:6.2f}x" if base_cpu else ""
+        base = BASELINES.get(name, "lit -j2")
+        base = base if base in results else "lit -j2"
+        ratio = cpu_ratio = ""
+        if base in results and base != name:
+            ratio = f"{median / _median(results[base], 0):7.2f}x"
+            cpu_ratio = f"{cpu / _median(results[base], 2):6.2f}x"
         shown = " ".join(f"{row[0]:.1f}" for row in rows)
         load = _median(rows, 1)
-        print(f"{name:12s} {median:9.2f} {shown:>24s} {load:6.2f} {ratio} {cpu:7.2f} {cpu_ratio}")
+        against = base if ratio else ""
+        print(
+            f"{name:14s} {median:9.2f} {shown:>24s} {load:6.2f} {ratio:>8s} {cpu:7.2f}"
+            f" {cpu_ratio:>7s}  {against}"
+        )
     return same
 
 
@@ -208,7 +249,9 @@ def _median(rows: list[tuple], index: int) -> float:
 
 def _same_verdicts(results: dict, files: int) -> bool:
     """Print the verdict counts and whether every run gave every file lit's verdict."""
-    runs = [row[3] for rows in results.values() for row in rows]
+    runs = [row[3] for rows in results.values() for row in rows if row[3] is not None]
+    if not runs:
+        return True
     reference = results["lit -j2"][0][3] if "lit -j2" in results else runs[0]
     same = len(reference) == files and all(v == reference for v in runs)
     counts: dict[str, int] = {}
@@ -226,28 +269,53 @@ def _same_verdicts(results: dict, files: int) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--small", type=int, default=160, help="small files (default 160)")
-    ap.add_argument("--large", type=int, default=6, help="--split-input-file files (default 6)")
-    ap.add_argument("--chunks", type=int, default=400, help="mean chunks per large file")
+    ap.add_argument("--shape", choices=("build", "external"), default="build")
+    ap.add_argument("--small", type=int, default=160, help="build: small files (default 160)")
+    ap.add_argument("--large", type=int, default=6, help="build: --split-input-file files")
+    ap.add_argument("--chunks", type=int, default=400, help="build: mean chunks per large file")
+    ap.add_argument("--files", type=int, default=1050, help="external: test files (1050)")
+    ap.add_argument("--sources", type=int, default=40, help="external: source files per test")
     ap.add_argument("--repeats", type=int, default=3, help="timed rounds after the warm-up")
-    ap.add_argument("--runners", default="lit,n2,serial", help="of lit, n2, serial")
+    ap.add_argument(
+        "--runners",
+        help="of lit, lit1, n2, serial, collect (default: all but lit1 and "
+        "collect for the build shape, all for the external one)",
+    )
+    ap.add_argument("--quick", action="store_true", help="a few files, no warm-up, one round")
     ap.add_argument("--with-hypothesis", action="store_true", help="keep its pytest plugin")
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it")
     args = ap.parse_args()
-    names = {"lit": "lit -j2", "n2": "pytest -n 2", "serial": "pytest"}
-    chosen = [names[r] for r in args.runners.split(",") if r]
+    if args.quick:
+        args.small, args.large, args.chunks, args.files, args.sources = 6, 1, 4, 12, 3
+        args.repeats = 1
+    default = "lit,lit1,n2,serial,collect" if args.shape == "external" else "lit,n2,serial"
+    names = {
+        "lit": ["lit -j2"],
+        "lit1": ["lit -j1"],
+        "n2": ["pytest -n 2"],
+        "serial": ["pytest"],
+        "collect": ["lit collect", "pytest collect"],
+    }
+    chosen = [n for r in (args.runners or default).split(",") if r for n in names[r]]
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mlirpipe-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        make_suite(root, args.small, args.large, args.chunks, args.with_hypothesis)
-        print(f"suite in {root}: {args.small} small files, {args.large} large ones")
-        print("warm-up round (records each runner's per-file times):")
-        run_round(root, chosen, {})
+        if args.shape == "external":
+            external_suite.make_external_suite(root, args.files, native_opt(), args.sources)
+            files = args.files
+            print(f"suite in {root}: {files} test files among {files * args.sources} sources")
+        else:
+            make_suite(root, args.small, args.large, args.chunks, args.with_hypothesis)
+            files = args.small + args.large
+            print(f"suite in {root}: {args.small} small files, {args.large} large ones")
+        if not args.quick:
+            print("warm-up round (records each runner's per-file times):")
+            run_round(root, args.shape, chosen, {})
         results: dict = {}
         for n in range(args.repeats):
             print(f"round {n + 1}:")
-            run_round(root, chosen, results)
-        same = report(results, args.small + args.large) if results else True
+            run_round(root, args.shape, chosen if n % 2 == 0 else chosen[::-1], results)
+        same = report(results, files) if results else True
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

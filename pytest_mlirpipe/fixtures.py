@@ -160,9 +160,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     run = config.stash.get(_RUN_KEY, None)
     if run is None or getattr(config, "workeroutput", None) is not None:
         return
-    from .execution.report import format_side_by_side, format_table, write_json
-
     rows = run.rows()
+    if (rows and run.options.time) or run.json_path:
+        from .execution.report import format_side_by_side, format_table, write_json
     if rows and run.options.time:
         terminalreporter.section("mlirpipe execution")
         terminalreporter.write_line(format_table(rows))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -118,6 +119,116 @@ class BrokenSuiteFile(pytest.File):
         return []
 
 
+class LitSuiteDir(pytest.Directory):
+    """A folder of a lit suite whose config loads. As lit, it looks only at the files lit runs
+    there: pytest's hooks hear of those, of the files pytest's Python and doctest plugins may
+    take, and of every file once another plugin collects files; the rest (a source tree's
+    C++ files and build rules) are passed by without a hook call each, and so is a folder
+    whose tree holds none of those."""
+
+    def collect(self):
+        from _pytest.pathlib import scandir
+
+        discovery = self.config.stash[RUNNER_KEY].discovery
+        tests = discovery.tests_in(self.path) or frozenset()
+        offered = _Offered(self, discovery)
+        ihook = self.ihook
+        for entry in scandir(self.path):
+            if entry.is_dir():
+                path = Path(entry.path)
+                if not offered.tree(path):
+                    continue
+                if not self.session.isinitpath(path, with_parents=True) and (
+                    ihook.pytest_ignore_collect(collection_path=path, config=self.config)
+                ):
+                    continue
+                directory = ihook.pytest_collect_directory(path=path, parent=self)
+                if directory is not None:
+                    yield directory
+            elif entry.is_file() and (entry.name in tests or offered.file(self.path, entry.name)):
+                path = Path(entry.path)
+                if not self.session.isinitpath(path) and (
+                    ihook.pytest_ignore_collect(collection_path=path, config=self.config)
+                ):
+                    continue
+                yield from ihook.pytest_collect_file(file_path=path, parent=self)
+
+
+# Per run: folder -> whether its tree holds a file pytest's hooks are to hear of.
+_TREES = pytest.StashKey[dict]()
+# The names of lit's config files that make a folder a suite's root.
+SUITE_CONFIGS = ("lit.site.cfg.py", "lit.site.cfg", "lit.cfg.py", "lit.cfg")
+
+
+class _Offered:
+    """Which files lit does not run pytest's hooks should hear of, by name: Python files,
+    pytest's doctest files, the run's own arguments; every file (and folder) when a plugin
+    other than pytest's own and this one collects files or folders."""
+
+    def __init__(self, directory: pytest.Directory, discovery):
+        import fnmatch
+
+        config = directory.config
+        self.session = directory.session
+        self.discovery = discovery
+        self.trees = config.stash.setdefault(_TREES, {})
+        hooks = config.pluginmanager.hook
+        impls = [
+            *hooks.pytest_collect_file.get_hookimpls(),
+            *hooks.pytest_collect_directory.get_hookimpls(),
+        ]
+        self.everything = any(
+            i.plugin_name not in ("main", "python", "doctest")
+            and not i.function.__module__.startswith(f"{__package__}.")
+            for i in impls
+        )
+        doctest = config.pluginmanager.has_plugin("doctest")
+        globs = (config.getoption("doctestglob", None) or ["test*.txt"]) if doctest else []
+        self.by_name = re.compile("|".join(fnmatch.translate(g) for g in globs if os.sep not in g))
+        self.by_path = [g for g in globs if os.sep in g]
+
+    def file(self, folder: Path, name: str) -> bool:
+        from _pytest.pathlib import fnmatch_ex
+
+        if self.everything or name.endswith(".py"):
+            return True
+        # the run's arguments: only a folder that is one or holds one holds a file among them
+        if self.session.isinitpath(folder, with_parents=True) and self.session.isinitpath(
+            folder / name
+        ):
+            return True
+        if self.by_name.pattern and self.by_name.match(name):
+            return True
+        return any(fnmatch_ex(g, folder / name) for g in self.by_path)
+
+    def tree(self, folder: Path) -> bool:
+        """Whether the folder's tree holds a file lit runs or one the hooks are to hear of
+        (or a suite's config, or a symbolic link to a folder: not looked into)."""
+        if self.everything or self.session.isinitpath(folder, with_parents=True):
+            return True
+        if not any(self.session.isinitpath(up) for up in folder.parents):
+            return True  # beside the run's arguments: pytest does not look into it
+        if folder not in self.trees:
+            self.trees[folder] = self._look_into(folder)
+        return self.trees[folder]
+
+    def _look_into(self, folder: Path) -> bool:
+        if self.discovery.tests_in(folder):
+            return True
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            return True  # pytest reports it
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if self.tree(Path(entry.path)):
+                    return True
+            elif entry.is_dir() or entry.name in SUITE_CONFIGS or self.file(folder, entry.name):
+                return True
+        return False
+
+
 class BrokenPipelineFiles(pytest.Item):
     """The user's pipeline files that do not load, said once at the start of the run: the
     tests whose pipelines they define fail with the same problems, the others run."""
@@ -229,7 +340,7 @@ def _remove_old_reports(runner: FileTestRunner, path: Path) -> None:
     own folder: build/pytest/gw0, gw1, ..., and main without it)."""
     import lit.TestRunner
 
-    from .filetests.stage_report import REPORT_SUFFIX
+    from .filetests.names import REPORT_SUFFIX
 
     _, tmp_base = lit.TestRunner.getTempPaths(runner.make_test(path))
     report = Path(tmp_base + REPORT_SUFFIX)

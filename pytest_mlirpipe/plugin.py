@@ -14,10 +14,12 @@ from .items import (
     CONTAINED,
     RUNNER_KEY,
     STAGE_REPORT,
+    SUITE_CONFIGS,
     UPDATED,
     BrokenPipelineFiles,
     BrokenSuite,
     BrokenSuiteFile,
+    LitSuiteDir,
     MlirFile,
     MlirItem,
 )
@@ -131,22 +133,33 @@ def _ini(config: pytest.Config, option: Option):
         return option.default
 
 
-# lit's names of the config files that make a folder a suite's root (site config first).
-_SUITE_CONFIGS = ("lit.site.cfg.py", "lit.site.cfg", "lit.cfg.py", "lit.cfg")
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """The root folder of a lit suite whose config does not load is one collection error."""
-    from .filetests.config import EXCLUDED_DIRS
+    """A folder of a lit suite is collected as lit finds its tests (LitSuiteDir); the root
+    folder of a suite whose config does not load is one collection error."""
+    from .filetests.names import EXCLUDED_DIRS
 
-    if not any((path / name).is_file() for name in _SUITE_CONFIGS):
-        return None  # no suite starts here: lit and the runner stay unloaded
+    starts_suite = any((path / name).is_file() for name in SUITE_CONFIGS)
+    if not starts_suite and not (
+        isinstance(parent, LitSuiteDir)
+        or (isinstance(parent, pytest.Session) and _suite_above(path))
+    ):
+        return None  # no suite starts here or above: lit and the runner stay unloaded
     runner = file_runner(parent.config)
     if runner is None or any(part in EXCLUDED_DIRS for part in path.parts):
         return None
-    error = runner.discovery.broken_suite(path)
-    return BrokenSuite.from_parent(parent, path=path, error=error) if error else None
+    if starts_suite:
+        error = runner.discovery.broken_suite(path)
+        if error:
+            return BrokenSuite.from_parent(parent, path=path, error=error)
+    if (path / "__init__.py").is_file() or runner.discovery.tests_in(path) is None:
+        return None  # a Python package (pytest's), or no lit suite holds the folder
+    return LitSuiteDir.from_parent(parent, path=path)
+
+
+def _suite_above(path: Path) -> bool:
+    """Whether a lit config lies in a folder above `path` (the run's first folder)."""
+    return any((up / name).is_file() for up in path.parents for name in SUITE_CONFIGS)
 
 
 def _broken_file(runner, parent: pytest.Collector, path: Path, error):
@@ -160,9 +173,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     """Inside a lit suite, the files lit runs (its configs' suffixes, excludes, formats); a
     Python file among them through pytest_pycollect_makemodule. Elsewhere, files with the run's
     suffixes and RUN/CHECK lines."""
-    from .filetests.config import EXCLUDED_DIRS
     from .filetests.discovery import SuiteConfigError
-    from .filetests.format import is_test_file
+    from .filetests.names import EXCLUDED_DIRS
 
     if any(part in EXCLUDED_DIRS for part in file_path.parts):
         return None
@@ -172,15 +184,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     try:
         in_lit = runner.discovery.collects(file_path)
     except SuiteConfigError as error:  # the suite's folder is not collected: say it once
-        if not is_test_file(file_path) or _python_module(file_path, parent):
+        if not _is_test_file(file_path) or _python_module(file_path, parent):
             return None
         return _broken_file(runner, parent, file_path, error)
     if in_lit is None:
         runner.discovery.note_outside_suites(file_path.parent, parent.config.rootpath)
-        wanted = file_path.suffix in runner.config.suite.suffixes and is_test_file(file_path)
+        wanted = file_path.suffix in runner.config.suite.suffixes and _is_test_file(file_path)
     else:
         wanted = in_lit and not _python_module(file_path, parent)
     return MlirFile.from_parent(parent, path=file_path) if wanted else None
+
+
+def _is_test_file(path: Path) -> bool:
+    """A file with RUN or CHECK lines (the format's module, loaded only when asked)."""
+    from .filetests.format import is_test_file
+
+    return is_test_file(path)
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):

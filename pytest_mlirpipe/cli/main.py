@@ -412,9 +412,9 @@ def _lint_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr
 def _test_files(runner, names: Sequence[str]) -> list[str]:
     """The files named, and in each folder named the files pytest would run there (those lit
     runs inside a suite; elsewhere files of the suffixes with RUN or CHECK lines)."""
-    from ..filetests.config import EXCLUDED_DIRS
     from ..filetests.discovery import SuiteConfigError
     from ..filetests.format import is_test_file
+    from ..filetests.names import EXCLUDED_DIRS
 
     files: list[str] = []
     for name in names:

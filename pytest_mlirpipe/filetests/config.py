@@ -14,9 +14,7 @@ from ..lowering.host_cpu import CPU_FEATURES_ENV
 from ..lowering.spec import SIZES_ENV
 from ..options import DEFAULT_SUFFIXES, SuiteSettings
 from ..tools.filecheck import ENGINE_ENV, LLVM_ENV, find_llvm_filecheck
-
-# Folders that hold inputs of tests, not tests (lit's convention).
-EXCLUDED_DIRS = ("Inputs", "Output")
+from .names import EXCLUDED_DIRS
 
 
 def tool_commands() -> dict[str, str]:

@@ -72,6 +72,7 @@ class LitDiscovery:
         self._tests_in: dict = {}
         self._broken: dict[str, SuiteConfigError] = {}
         self._configs: dict[Path, str | None] = {}
+        self._folders: dict[Path, frozenset[str] | None] = {}
         self._reported: set[str] = set()
         self._scanned: set[Path] = set()
         self.ignored_local_configs: set[Path] = set()  # lit.local.cfg files no suite reads
@@ -80,13 +81,31 @@ class LitDiscovery:
         """True if lit runs `path` as a test, False if not, None when no lit suite holds it.
         Raises SuiteConfigError when the suite's config does not load."""
         with self._lock:
-            suite, in_suite = self._suite(path)
-            if suite is None:
+            tests = self._tests_of(path.parent)
+            return None if tests is None else path.name in tests
+
+    def tests_in(self, folder: Path) -> frozenset[str] | None:
+        """The names of the files lit runs in `folder` (none in a folder lit skips); None when
+        no lit suite holds it or its suite's config does not load."""
+        with self._lock:
+            try:
+                return self._tests_of(folder)
+            except SuiteConfigError:
                 return None
-            folder = in_suite[:-1]
-            if self._excluded(suite, folder):
-                return False
-            return in_suite[-1] in self._tests_in_folder(suite, folder)
+
+    def _tests_of(self, folder: Path) -> frozenset[str] | None:
+        """What lit runs in `folder`, worked out once per folder."""
+        if folder not in self._folders:
+            suite, in_suite = self._suite(folder)
+            tests: frozenset[str] | None
+            if suite is None:
+                tests = None
+            elif self._excluded(suite, in_suite):
+                tests = frozenset()
+            else:
+                tests = self._tests_in_folder(suite, in_suite)
+            self._folders[folder] = tests
+        return self._folders[folder]
 
     def broken_suite(self, folder: Path) -> SuiteConfigError | None:
         """The error of the suite whose root is `folder`, if its config does not load (None
@@ -121,13 +140,27 @@ class LitDiscovery:
             self._reported.add(error.config_path)
             return first
 
-    def _suite(self, path: Path):
-        if path.parent not in self._configs:
-            self._configs[path.parent] = _config_above(path.parent, self.lit_config)
-        config_path = self._configs[path.parent]
+    def _suite(self, folder: Path):
+        """lit's (suite, path in suite) of `folder`; raises SuiteConfigError (every time) when
+        the suite's config does not load."""
+        config_path = self._nearest_config(folder)
         if config_path is None:
             return None, ()
-        return self._load(config_path, str(path))
+        return self._load(config_path, str(folder))
+
+    def _nearest_config(self, folder: Path) -> str | None:
+        """The site or suite config lit would load for a file in `folder` (nearest one up),
+        its parents' answers reused."""
+        if folder not in self._configs:
+            import lit.discovery
+
+            found = lit.discovery.dirContainsTestSuite(str(folder), self.lit_config)
+            if found:
+                self._configs[folder] = os.path.abspath(found)
+            else:
+                up = folder.parent
+                self._configs[folder] = None if up == folder else self._nearest_config(up)
+        return self._configs[folder]
 
     def _load(self, config_path: str, item: str):
         """lit's (suite, path in suite) of `item`, whose nearest config is `config_path`."""
@@ -159,23 +192,40 @@ class LitDiscovery:
         key = (suite, folder)
         if key not in self._tests_in:
             local = self._local(suite, folder)
-            found: frozenset[str] = frozenset()
+            found: frozenset[str] | None = frozenset()
             if local.test_format is not None and not local.standalone_tests:
-                tests = local.test_format.getTestsInDirectory(suite, folder, self.lit_config, local)
-                found = frozenset(t.path_in_suite[-1] for t in tests)
+                found = _file_based_tests(suite, folder, local)
+                if found is None:
+                    format_ = local.test_format
+                    tests = format_.getTestsInDirectory(suite, folder, self.lit_config, local)
+                    found = frozenset(t.path_in_suite[-1] for t in tests)
             self._tests_in[key] = found
         return self._tests_in[key]
 
 
-def _config_above(folder: Path, lit_config) -> str | None:
-    """The site or suite config lit would load for a file in `folder` (nearest one up)."""
-    import lit.discovery
+def _file_based_tests(suite, folder: tuple[str, ...], local) -> frozenset[str] | None:
+    """The tests lit's FileBasedTest finds in the folder (ShTest's way), telling the files
+    by name before asking the file system about the few that have a test suffix (lit asks
+    about every file); None for a format that finds its tests its own way."""
+    from lit.formats.base import FileBasedTest
 
-    for candidate in (folder, *folder.parents):
-        found = lit.discovery.dirContainsTestSuite(str(candidate), lit_config)
-        if found:
-            return os.path.abspath(found)
-    return None
+    format_ = type(local.test_format)
+    if (
+        format_.getTestsInDirectory is not FileBasedTest.getTestsInDirectory
+        or format_.getTestsForPath is not FileBasedTest.getTestsForPath
+        or not all(isinstance(s, str) for s in local.suffixes)
+    ):
+        return None
+    source = suite.getSourcePath(folder)
+    suffixes, excludes = tuple(local.suffixes), local.excludes
+    return frozenset(
+        name
+        for name in os.listdir(source)
+        if not name.startswith(".")
+        and name not in excludes
+        and name.endswith(suffixes)
+        and not os.path.isdir(os.path.join(source, name))
+    )
 
 
 @contextlib.contextmanager

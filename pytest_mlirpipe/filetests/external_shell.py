@@ -8,8 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..tools.filecheck import ENGINE_ENV
-from .format import with_own_config
+from .own_config import with_own_config
 
 # `FileCheck` and `filecheck` scripts that run tools/filecheck.py with $MLIRPIPE_PYTHON.
 SHIM_DIR = Path(__file__).with_name("shim")
@@ -36,5 +35,7 @@ def with_chosen_filecheck(test, engine: str | None) -> None:
         PYTHON_ENV: sys.executable,
     }
     if engine:
+        from ..tools.filecheck import ENGINE_ENV
+
         changed[ENGINE_ENV] = engine
     with_own_config(test, environment=changed)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,23 +15,19 @@ from ..model import ResultCode
 from ..tools.filecheck import ENGINE_ENV, NOTES_ENV, read_disagreements
 from ..tools.opt import REPRO_DIR_ENV
 from .expect import Expectations, judge, read_expectations
+from .names import (
+    CONTAINED_PARAM,
+    DISAGREEMENTS_METRIC,
+    FILECHECK_PARAM,
+    PIPELINES_PARAM,
+    REPEAT_PARAM,
+    REPRO_SUFFIX,
+)
+from .own_config import with_own_config
+from .script import UNKNOWN_MARK, substituted
 
-# Beside a test's own `%t` files: the input IR of a stage that failed or crashed,
-REPRO_SUFFIX = ".repro"
 # and the reports of FileCheck engines that disagreed (mlirpipe_filecheck = both).
 FILECHECK_NOTES_SUFFIX = ".filecheck-notes"
-# The lit metric that carries those reports (a list of {"argv", "report"}) to the plugin.
-DISAGREEMENTS_METRIC = "mlirpipe_filecheck_disagreements"
-
-# lit params (`lit --param NAME=VALUE`; the pytest plugin sets them on its LitConfig).
-# Folders of pipelines/*.toml put first on the RUN lines' $MLIRPIPE_PIPELINES_PATH:
-PIPELINES_PARAM = "mlirpipe_pipelines"
-# Set when a containing pytest process enforces the time limits itself:
-CONTAINED_PARAM = "mlirpipe_contained"
-# The FileCheck engine for this run (auto, llvm, python, both), over the suite's own setting:
-FILECHECK_PARAM = "mlirpipe_filecheck"
-# Runs of each file whose outputs must agree (lit --param mlirpipe_repeat=N):
-REPEAT_PARAM = "mlirpipe_repeat"
 
 _DIRECTIVE = re.compile(rb"\b(RUN|CHECK[\w-]*)\s*:")
 
@@ -46,11 +40,7 @@ def is_test_file(path: Path) -> bool:
         return False
 
 
-_UNKNOWN = "\x01unknown-substitution\x01"
-# Last in the substitution list: a '%name' that no substitution took (not '%%', a late
-# `%{readfile:...}` or lit's `%dbg(...)`) is marked, and reported before anything runs.
-UNKNOWN_SUBSTITUTION = (r"%(?=(?!dbg\(|\{readfile:)[A-Za-z_{])", _UNKNOWN + "%")
-_MARKED = re.compile(re.escape(_UNKNOWN) + r"(%\{[^}]*\}|%[\w-]+)")
+_MARKED = re.compile(re.escape(UNKNOWN_MARK) + r"(%\{[^}]*\}|%[\w-]+)")
 _DBG = re.compile(r"%dbg\(RUN: at line (\d+)")
 
 
@@ -116,7 +106,7 @@ class MlirShTest(lit.formats.ShTest):
             return lit.Test.Result(lit.Test.PASS)
         tmp_dir, tmp_base = TR.getTempPaths(test)
         notes = _side_files_beside(test, tmp_base)
-        script, substitutions = _substituted(test, parsed, tmp_dir, tmp_base)
+        script, substitutions = substituted(test, parsed, tmp_dir, tmp_base)
         problems = _unknown_substitutions(script, test, substitutions) or _backgrounded(
             script, test
         )
@@ -135,55 +125,6 @@ class MlirShTest(lit.formats.ShTest):
         for test in super().getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig):
             if is_test_file(Path(test.getSourcePath())):
                 yield test
-
-
-def _substituted(
-    test, parsed: list, tmp_dir: str, tmp_base: str, features: Iterable[str] | None = None
-) -> tuple[list[str], list]:
-    """(the script with lit's substitutions applied, the substitutions but our marker);
-    `features`: those `%if` sees (default: the config's available features)."""
-    import lit.TestRunner as TR
-
-    substitutions = TR.getDefaultSubstitutions(test, tmp_dir, tmp_base)
-    if features is None:
-        features = test.config.available_features
-    conditions = {feature: True for feature in features}
-    script = TR.applySubstitutions(
-        parsed,
-        [*substitutions, UNKNOWN_SUBSTITUTION],
-        conditions,
-        recursion_limit=test.config.recursiveExpansionLimit,
-    )
-    return script, substitutions
-
-
-def substituted_script(test, features: Iterable[str] | None = None) -> list[str] | None:
-    """The file's RUN lines as lit's shell gets them (DEFINE lines and substitutions applied),
-    without running anything; None when lit would not run them (unsupported, no RUN line, a
-    substitution error: the run itself reports it). `features`: those `%if` sees (default:
-    the config's available features)."""
-    import lit.Test
-    import lit.TestRunner as TR
-
-    if test.config.unsupported:
-        return None
-    try:
-        parsed = TR.parseIntegratedTestScript(test, require_script=True)
-        if isinstance(parsed, lit.Test.Result):
-            return None
-        tmp_dir, tmp_base = TR.getTempPaths(test)
-        return _substituted(test, parsed, tmp_dir, tmp_base, features)[0]
-    except Exception:  # the run reports it, located
-        return None
-
-
-def with_own_config(test, **changes: Any) -> None:
-    """Give `test` its own copy of its suite's config, with `changes`; the suite's config,
-    shared by every file of the suite, stays as it is."""
-    config = copy.copy(test.config)
-    for name, value in changes.items():
-        setattr(config, name, value)
-    test.config = config
 
 
 def _side_files_beside(test, tmp_base: str) -> Path:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import lit.ShCommands as ShCommands
 import lit.ShUtil as ShUtil
@@ -27,6 +27,7 @@ import lit.TestRunner as TestRunner
 from lit.ShellEnvironment import ShellCommandResult, processRedirects
 
 from ..capture import Captured, capture_fds
+from .shell_trace import ShellTrace
 
 # (argv, stdin bytes, stdout stream, stderr stream) -> exit status
 Tool = Callable[[list[str], io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper], int]
@@ -306,16 +307,6 @@ def _write(f, data: bytes) -> None:
 def _text(data: bytes) -> str:
     """Bytes as lit reads a subprocess's output (universal newlines, bad bytes replaced)."""
     return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-
-
-@dataclass(slots=True)
-class ShellTrace:
-    """The command results of the last script lit ran in this scope (for failure reports)."""
-
-    results: list | None = None
-    in_process: int = 0
-    subprocesses: int = 0
-    stdins: dict[int, str] = field(default_factory=dict)  # id(result) -> its stdin text
 
 
 @contextlib.contextmanager

@@ -118,7 +118,7 @@ class _Directive:
 
 def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
     """The FileChecks of lit's expanded RUN lines (`%dbg(RUN: at line N) command` lines, as
-    `format.substituted_script` gives them) whose check file is `source`."""
+    `script.substituted_script` gives them) whose check file is `source`."""
     import lit.ShUtil as ShUtil
     import lit.TestRunner as TR
 
@@ -503,7 +503,7 @@ def lint_file(test, path: Path) -> list[Finding] | None:
     """The findings of one RUN/CHECK file, from lit's Test for it (`FileTestRunner.make_test`);
     None when lit would not run its RUN lines (no RUN line, unsupported, a broken
     substitution), so that nothing can be said of its prefixes."""
-    from .format import substituted_script
+    from .script import substituted_script
 
     script = substituted_script(test)
     if not script:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..model import ResultCode
+from .names import TOOL_MODULES
 from .verdict import FileVerdict
 
 DIFF_LINES = 40  # of the unified diff shown
@@ -27,18 +28,25 @@ class Output:
 
 def outputs_of(verdict: FileVerdict, temp_files: dict[str, str]) -> list[Output]:
     """What one run of a file printed, in order."""
-    from .failure import user_command
-
     found: list[Output] = []
     for step in verdict.steps:
         for result in step.results:
-            command = user_command(shlex.join(result.args))
+            command = shown(result.args)
             if result.stdin is not None:
                 found.append(Output(step.line, f"the input piped into `{command}`", result.stdin))
             if result.stdout:
                 found.append(Output(step.line, f"the stdout of `{command}`", result.stdout))
     found += [Output(None, f"the %t file {name}", text) for name, text in temp_files.items()]
     return found
+
+
+def shown(args: Sequence[str]) -> str:
+    """A command as RUN lines write it: `python -mpytest_mlirpipe.tools.opt ...` is
+    `mlirpipe-opt ...`."""
+    module = args[1][2:] if len(args) > 1 and args[1].startswith("-m") else ""
+    if module in TOOL_MODULES:
+        return shlex.join([TOOL_MODULES[module], *args[2:]])
+    return shlex.join(args)
 
 
 def repeated(run: Callable[[], tuple[FileVerdict, dict[str, str]]], runs: int) -> FileVerdict:
@@ -104,8 +112,8 @@ def repeated_under_lit(test, lit_config, script: list[str], tmp_base: str, runs:
     import lit.TestRunner as TestRunner
 
     from ..tools.filecheck import INPUTS_ENV
-    from .format import with_own_config
-    from .runner import recording
+    from .own_config import with_own_config
+    from .shell_trace import recording
     from .verdict import steps_of
 
     record = Path(tmp_base + ".filecheck-inputs")

@@ -15,16 +15,14 @@ from pathlib import Path
 
 from ..model import ResultCode
 from ..options import RunConfig
-from .config import configure
 from .discovery import LitDiscovery
 from .external_shell import with_chosen_filecheck
-from .format import (
+from .names import (
     CONTAINED_PARAM,
     DISAGREEMENTS_METRIC,
     FILECHECK_PARAM,
     PIPELINES_PARAM,
     REPRO_SUFFIX,
-    with_own_config,
 )
 from .verdict import FileVerdict, locate_disagreements, steps_of
 
@@ -52,6 +50,8 @@ class FileTestRunner:
         self._contained_lit_config = _lit_config({**params, CONTAINED_PARAM: "1"})
         self._cache: dict = {}
         self._warm: set[str] = set()
+        # A file of a lit suite -> lit's (suite, path in suite, local config) of it.
+        self._in_suites: dict[Path, tuple] = {}
         self._lock = threading.Lock()
         self.discovery = LitDiscovery(self.lit_config, self._cache, self._lock)
 
@@ -62,8 +62,12 @@ class FileTestRunner:
         import lit.TestingConfig
 
         with self._lock:
+            if path in self._in_suites:  # lit shares these between its tests too
+                return lit.Test.Test(*self._in_suites[path])
             suite, in_suite = lit.discovery.getTestSuite(str(path), self.lit_config, self._cache)
             if suite is None:
+                from .config import configure
+
                 config = lit.TestingConfig.TestingConfig.fromdefaults(self.lit_config)
                 configure(
                     config,
@@ -80,6 +84,7 @@ class FileTestRunner:
                 local = lit.discovery.getLocalConfig(
                     suite, in_suite[:-1], self.lit_config, self._cache
                 )
+                self._in_suites[path] = (suite, in_suite, local)
         return lit.Test.Test(suite, in_suite, local)
 
     def run(self, path: Path) -> FileVerdict:
@@ -106,11 +111,11 @@ class FileTestRunner:
             return self._run_here(path, in_process=False)
         if isolation == "none" or not contain.is_available():
             return self._run_here(path, in_process=True)
-        self._warm_up(path)
         expected = read_expectations(path)
         timeout = (expected.timeout if not expected.problems else None) or self.config.timeout
         if not timeout and not expected.kind and not self._runs_native_code(path):
             return self._run_here(path, in_process=True)
+        self._warm_up(path)
         # The test's own %t files as they are now: a run repeated after a crash starts from
         # them again, so what the crashed run appended cannot change the verdict.
         with TempFiles.saved(self.make_test(path)) as temp:
@@ -133,10 +138,13 @@ class FileTestRunner:
     def _runs_native_code(self, path: Path) -> bool:
         """Whether the file's RUN lines may run native code in this process (`mlirpipe-opt`);
         True when that cannot be told without running them."""
-        from .format import substituted_script
+        test = self.make_test(path)
+        if getattr(test.config.test_format, "execute_external", False):
+            return False  # lit runs the RUN lines in an external shell: nothing runs here
         from .inprocess import runs_native_code
+        from .script import substituted_script
 
-        script = substituted_script(self.make_test(path))
+        script = substituted_script(test)
         return script is None or runs_native_code(script)
 
     def _crash_repro(self, path: Path, notes: tuple[str, ...], timeout: float) -> str:
@@ -188,11 +196,13 @@ class FileTestRunner:
         """The problems of the user's pipeline files (the run's folders and those of
         $MLIRPIPE_PIPELINES_PATH); none without such folders (the shipped files are checked
         by the project's own tests)."""
-        from ..lowering.catalog import catalog_for, pipeline_dirs
-        from ..lowering.spec import PipelineSpecError
+        from ..lowering.pipeline_path import pipeline_dirs
 
         if not pipeline_dirs(self.config.pipeline_dirs):
             return ()
+        from ..lowering.catalog import catalog_for
+        from ..lowering.spec import PipelineSpecError
+
         try:
             problems = catalog_for(self.config.pipeline_dirs).problems
         except PipelineSpecError as exc:
@@ -213,6 +223,8 @@ class FileTestRunner:
         test = self.make_test(path)
         with_chosen_filecheck(test, self.config.suite.filecheck)
         if self.config.timeout and not forked:
+            from .format import with_own_config
+
             # lit's own limit, which kills each command's process tree; a forked child's
             # parent enforces the limit on the child and its tree instead.
             with_own_config(test, maxIndividualTestTime=self.config.timeout)
@@ -286,6 +298,8 @@ def _shell(in_process: bool, forked: bool, crash_repro):
             trace = scope.enter_context(in_process_tools(crash_repro))
             scope.enter_context(prefix_cache())
         else:
+            from .shell_trace import recording
+
             trace = scope.enter_context(recording())
         if forked:
             gc.disable()  # the child exits right after; collecting would only cost
@@ -307,27 +321,6 @@ def _own_garbage_collected():
         gc.collect()
     finally:
         gc.unfreeze()
-
-
-@contextlib.contextmanager
-def recording():
-    """Keep the command results of lit's shell (tools stay subprocesses)."""
-    import lit.TestRunner as TestRunner
-
-    from .inprocess import ShellTrace
-
-    original = TestRunner.executeShCmd
-    trace = ShellTrace()
-
-    def execute_top(cmd, shenv, results, timeout=0):
-        trace.results = results
-        return original(cmd, shenv, results, timeout)
-
-    TestRunner.executeShCmd = execute_top
-    try:
-        yield trace
-    finally:
-        TestRunner.executeShCmd = original
 
 
 def _timed_out(path: Path, ended, expected, timeout: float) -> FileVerdict:

@@ -15,10 +15,9 @@ from pathlib import Path
 from ..errors import MlirpipeError
 from ..model import ResultCode
 from .failure import failed_step, user_command
+from .names import REPORT_SUFFIX
 from .verdict import FileVerdict
 
-# Beside the test's `%t` files and its `.repro/` folder: `Output/NAME.stages.html`.
-REPORT_SUFFIX = ".stages.html"
 _TOOL = "mlirpipe-opt"
 _SHELL_OPERATORS = {"|", "||", "&&", ";", "&", "|&"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")

@@ -11,15 +11,8 @@ from ..errors import PipelineSpecError, Problem
 from .external import TOOL_DIRS_ENV, tool_passes
 from .host_cpu import CPU_FEATURES_ENV, host_cpu_features, is_feature_name
 from .passes.transform_script import SizesSyntaxError, parse_sizes
+from .pipeline_path import PIPELINES_PATH_ENV, pipeline_dirs  # noqa: F401
 from .spec import SIZES_ENV, PipelineCatalog, builtin_pipeline_dirs, load_catalog
-
-PIPELINES_PATH_ENV = "MLIRPIPE_PIPELINES_PATH"
-
-
-def pipeline_dirs(extra_dirs: Sequence[str | os.PathLike]) -> list[str]:
-    """`extra_dirs` first, then the folders of `$MLIRPIPE_PIPELINES_PATH`."""
-    env = [d for d in os.environ.get(PIPELINES_PATH_ENV, "").split(os.pathsep) if d]
-    return [*(str(d) for d in extra_dirs), *env]
 
 
 def catalog_for(extra_dirs: Sequence[str | os.PathLike]) -> PipelineCatalog:

@@ -1,0 +1,28 @@
+"""bench/suite_speed.py in its quick mode, each shape of suite: lit and pytest (serial and
+under xdist) give every file the same verdict. Timings are printed, never asserted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "suite_speed.py"
+LLVM_FILECHECK = Path("/usr/lib/llvm-22/bin/FileCheck")
+
+
+@pytest.mark.skipif(not LLVM_FILECHECK.exists(), reason="LLVM's FileCheck is not installed")
+@pytest.mark.parametrize("shape", ["build", "external"])
+def test_the_quick_bench_gives_lits_verdicts_under_every_runner(shape: str, tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--shape", shape, "--keep", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "identical verdicts in every run: yes" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    for runner in ("lit -j2", "pytest -n 2", "pytest"):
+        assert f"\n{runner} " in done.stdout, done.stdout
