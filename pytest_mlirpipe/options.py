@@ -138,7 +138,8 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
     Option(
         "repeat",
         "run each RUN/CHECK file N times and fail it when what a RUN line's commands print "
-        "(their stdout, what a pipe gives the next command, the %t files) differs between runs",
+        "(their stdout, what a pipe gives the next command, the test's temporary files) differs "
+        "between runs",
         default="1",
         metavar="N",
         shown_default="1",
