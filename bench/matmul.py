@@ -16,15 +16,14 @@ threads, in a process of its own per thread count (IREE's runtime creates its wo
 once per process), timed by the same protocol after the others. Every pipeline, and IREE, is
 checked against torch.
 
-Timing follows the project's protocol (execution/timing.py): warm-up, then rounds in which each
-candidate runs one block of calls and then pauses, so spinning thread pools of one candidate
-never overlap another's calls; torch, the BLAS and OpenMP get the same thread count (1, then
-2). Printed
-per candidate: median and best-of block means, GFLOP/s (median and best), the share of this
-machine's fp32 peak, the ratio to torch (median/median and best/best), and how many cores other
-processes used during its blocks (above 0.2 the row is flagged LOADED). Then the matmuls side by
-side: median GFLOP/s and share of peak of torch, the library's sgemm and refbackend-vectorized
-at each thread count, and the machine's load average.
+Timing follows the project's protocol (execution/results/timing.py): warm-up, then rounds in
+which each candidate runs one block of calls and then pauses, so spinning thread pools of one
+candidate never overlap another's calls; torch, the BLAS and OpenMP get the same thread count
+(1, then 2). Printed per candidate: median and best-of block means, GFLOP/s (median and best),
+the share of this machine's fp32 peak, the ratio to torch (median/median and best/best), and how
+many cores other processes used during its blocks (above 0.2 the row is flagged LOADED). Then
+the matmuls side by side: median GFLOP/s and share of peak of torch, the library's sgemm and
+refbackend-vectorized at each thread count, and the machine's load average.
 
 Usage: python bench/matmul.py [--sizes 256,512,1024,2048] [--threads 1,2] [--rounds 7]
        [--block-seconds 0.2] [--pause 0.25] [--plain-max-gflop 0.3] [--peak-per-core 117.4]
@@ -122,10 +121,10 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from pytest_mlirpipe.execution.blas_library import find_blas_library, set_blas_threads
     from pytest_mlirpipe.execution.check import ModelChecker
-    from pytest_mlirpipe.execution.openmp import openmp_runtime, set_openmp_threads
-    from pytest_mlirpipe.execution.timing import measure
+    from pytest_mlirpipe.execution.native.blas_library import find_blas_library, set_blas_threads
+    from pytest_mlirpipe.execution.native.openmp import openmp_runtime, set_openmp_threads
+    from pytest_mlirpipe.execution.results.timing import measure
     from pytest_mlirpipe.lowering.catalog import catalog_for
 
     lib = find_blas_library()
@@ -291,7 +290,7 @@ def _import_iree():
 
 def _timing_config(args, threads: int):
     """The run's timing protocol (--rounds, --block-seconds, --pause) on `threads` threads."""
-    from pytest_mlirpipe.execution.timing import TimingConfig
+    from pytest_mlirpipe.execution.results.timing import TimingConfig
 
     return TimingConfig(
         warmup=3,
@@ -332,7 +331,7 @@ def _time_iree(args) -> None:
     import numpy as np
     import torch
 
-    from pytest_mlirpipe.execution.timing import measure
+    from pytest_mlirpipe.execution.results.timing import measure
 
     compiler, runtime = _import_iree()
     n, threads = (int(x) for x in args.iree_child.split(":"))

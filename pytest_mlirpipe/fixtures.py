@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from .execution.check import ModelChecker, Outcome
-    from .execution.compiled_model import CompiledModel
+    from .execution.native.compiled_model import CompiledModel
 
 T = TypeVar("T")
 
@@ -50,7 +50,7 @@ class _ExecutionRun:
         if self._checker is None:
             from .execution.cache import default_cache_dir
             from .execution.check import ModelChecker
-            from .execution.timing import TimingConfig
+            from .execution.results.timing import TimingConfig
 
             options = self.options
             cache_dir = None if options.no_cache else options.cache_dir or default_cache_dir()
@@ -71,7 +71,7 @@ class _ExecutionRun:
             self._checker.close()
 
     def rows(self) -> list[dict[str, Any]]:
-        from .execution.report import outcome_to_dict
+        from .execution.results.report import outcome_to_dict
 
         own = []
         for i, o in enumerate(self._checker.outcomes if self._checker else ()):
@@ -134,7 +134,7 @@ COMPARE_HINT = "name the timing report of an earlier run (pytest --mlirpipe-json
 def _read_baseline(path: str) -> dict[str, Any]:
     """The --mlirpipe-compare report; one that cannot be read stops the run at once."""
     from .errors import UsageError
-    from .execution.report import read_report
+    from .execution.results.report import read_report
 
     try:
         return read_report(Path(path))
@@ -146,7 +146,7 @@ def _read_baseline(path: str) -> dict[str, Any]:
 
 def _compare(config: pytest.Config, run: _ExecutionRun) -> tuple[int, str]:
     """(exit status, message) of this run's timings against the --mlirpipe-compare report."""
-    from .execution.baseline import compare, format_comparison
+    from .execution.results.baseline import compare, format_comparison
 
     path, threshold = run.options.compare_path, run.options.compare_threshold
     assert path is not None  # called only with --mlirpipe-compare
@@ -162,7 +162,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     rows = run.rows()
     if (rows and run.options.time) or run.json_path:
-        from .execution.report import format_side_by_side, format_table, write_json
+        from .execution.results.report import format_side_by_side, format_table, write_json
     if rows and run.options.time:
         terminalreporter.section("mlirpipe execution")
         terminalreporter.write_line(format_table(rows))

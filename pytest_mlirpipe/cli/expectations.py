@@ -8,7 +8,7 @@ from typing import TextIO
 
 from ..atomic import write_atomic
 from ..errors import Problem, UsageError
-from ..execution.report import read_report
+from ..execution.results.report import read_report
 from ..expectations import format_expectations, results_of, update_expectations
 
 

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from ..atomic import write_atomic
 from ..errors import Problem, UsageError
-from ..execution.report import JSON_FORMAT, read_report
+from ..execution.results.report import JSON_FORMAT, read_report
 
 _COUNTS = ("tests", "failures", "errors", "skipped")
 

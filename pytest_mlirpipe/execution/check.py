@@ -11,17 +11,17 @@ from .. import contain
 from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import ExecutionVerdict, Pipeline
 from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
-from .blas_library import set_blas_threads
 from .cache import ArtifactCache
-from .compare import Comparison, Tolerances, compare
-from .compiled_model import CompiledModel, check_mode, compile_model
 from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, reference_results
-from .model_lowering import require_llvm_output
-from .native import NativeFunction
-from .reference import Float64Results, float64_results
+from .native.blas_library import set_blas_threads
+from .native.compiled_model import CompiledModel, check_mode, compile_model
+from .native.jit import NativeFunction
+from .native.model_lowering import require_llvm_output
 from .refusal import Refusal, refusal_of
-from .samples import reseeded
-from .timing import TimingConfig, measure
+from .results.compare import Comparison, Tolerances, compare
+from .results.reference import Float64Results, float64_results
+from .results.samples import reseeded
+from .results.timing import TimingConfig, measure
 from .workdir import WorkDir
 
 DEFAULT_PIPELINES = ("refbackend",)
@@ -390,7 +390,7 @@ class ModelChecker:
         self, case: _Case, imported: ImportedModel, pipe: Pipeline
     ) -> tuple[Outcome, CompiledModel | None]:
         """Compile and compare in a forked child, so a crash or a hang fails only this pipeline."""
-        from .runtime import runtime_library
+        from .native.runtime import runtime_library
 
         runtime_library()  # built once here, so children inherit it instead of rebuilding
         case.work.prepare()

@@ -16,8 +16,8 @@ import torch
 from cases import HAS_OPENBLAS, Addmm, MatmulOnes, rss_kib
 from torch import nn
 
-from pytest_mlirpipe.execution.blas_library import find_blas_library, set_blas_threads
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
+from pytest_mlirpipe.execution.native.blas_library import find_blas_library, set_blas_threads
 
 needs_openblas = pytest.mark.skipif(not HAS_OPENBLAS, reason="scipy-openblas32 is not installed")
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")

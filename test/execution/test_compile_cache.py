@@ -13,11 +13,11 @@ import torch
 from torch import nn
 
 from pytest_mlirpipe.errors import MlirpipeError
-from pytest_mlirpipe.execution import compiled_model
 from pytest_mlirpipe.execution.cache import ArtifactCache, cache_key
 from pytest_mlirpipe.execution.check import ModelChecker
 from pytest_mlirpipe.execution.frontends import TorchFrontend
 from pytest_mlirpipe.execution.import_cache import torch_import_key, torch_model_digest
+from pytest_mlirpipe.execution.native import compiled_model
 from pytest_mlirpipe.lowering import passes
 from pytest_mlirpipe.lowering.passes import registry
 
@@ -184,8 +184,8 @@ def test_the_lowering_key_covers_a_pipelines_own_tool(tmp_path: Path) -> None:
     import os
 
     from pytest_mlirpipe.execution.frontends import ImportedModel
-    from pytest_mlirpipe.execution.model_lowering import lowering_key
-    from pytest_mlirpipe.execution.signature import EntrySignature
+    from pytest_mlirpipe.execution.native.model_lowering import lowering_key
+    from pytest_mlirpipe.execution.native.signature import EntrySignature
     from pytest_mlirpipe.lowering.catalog import catalog_for
     from pytest_mlirpipe.model import ExternalTool, IRLevel
 

@@ -10,7 +10,7 @@ import pytest
 from cases import HAS_OPENBLAS, NO_OPENBLAS
 from cli_run import MLIRPIPE
 
-from pytest_mlirpipe.execution.report import format_side_by_side
+from pytest_mlirpipe.execution.results.report import format_side_by_side
 
 SUITE = """
 import torch

@@ -11,8 +11,8 @@ from cases import Add, Scalars, Uint8Ops
 
 from pytest_mlirpipe.errors import MlirpipeError
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
-from pytest_mlirpipe.execution.native import Abi, EntryAbi, NativeFunction
-from pytest_mlirpipe.execution.signature import (
+from pytest_mlirpipe.execution.native.jit import Abi, EntryAbi, NativeFunction
+from pytest_mlirpipe.execution.native.signature import (
     BoundaryError,
     EntrySignature,
     TensorType,

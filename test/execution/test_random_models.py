@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
-from pytest_mlirpipe.execution.compare import Tolerances, compare
-from pytest_mlirpipe.execution.samples import Draws, draws_of, reseeded
+from pytest_mlirpipe.execution.results.compare import Tolerances, compare
+from pytest_mlirpipe.execution.results.samples import Draws, draws_of, reseeded
 
 
 class RandStats(torch.nn.Module):

@@ -16,10 +16,11 @@ import torch
 
 from pytest_mlirpipe.cli.main import run
 from pytest_mlirpipe.errors import Problem
-from pytest_mlirpipe.execution import opinfo, sweep
 from pytest_mlirpipe.execution.check import ModelChecker
-from pytest_mlirpipe.execution.signature import BoundaryError
-from pytest_mlirpipe.execution.verdicts import VERDICTS, Verdict
+from pytest_mlirpipe.execution.native.signature import BoundaryError
+from pytest_mlirpipe.execution.sweep import opinfo
+from pytest_mlirpipe.execution.sweep import run as sweep
+from pytest_mlirpipe.execution.sweep.verdicts import VERDICTS, Verdict
 
 pytest.importorskip("expecttest", reason="torch's OpInfo catalogue needs expecttest")
 

@@ -12,9 +12,9 @@ from cases import HAS_OPENBLAS, NO_OPENBLAS
 from cli_run import MODEL, run_cli
 
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
-from pytest_mlirpipe.execution.compare import Rule
 from pytest_mlirpipe.execution.frontends import import_torch
-from pytest_mlirpipe.execution.reference import float64_results
+from pytest_mlirpipe.execution.results.compare import Rule
+from pytest_mlirpipe.execution.results.reference import float64_results
 from pytest_mlirpipe.lowering.passes import PassBody, PythonPass, registry
 from pytest_mlirpipe.mlir_env import ir
 

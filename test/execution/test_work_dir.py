@@ -67,7 +67,7 @@ def test_a_lowering_torch_mlir_cannot_do_leaves_no_dump_in_tmpdir(tmpdir_):
 def test_the_runtime_built_without_a_writable_cache_leaves_no_folder(
     tmp_path, tmpdir_, monkeypatch
 ):
-    from pytest_mlirpipe.execution import runtime
+    from pytest_mlirpipe.execution.native import runtime
 
     (tmp_path / "a-file").write_text("")
     monkeypatch.setenv("MLIRPIPE_CACHE_DIR", str(tmp_path / "a-file" / "cache"))

@@ -153,7 +153,7 @@ def test_merge_counts_read_in_the_singular_for_one(suite):
 
 
 def test_a_comparison_of_one_test_reads_in_the_singular():
-    from pytest_mlirpipe.execution.baseline import Comparison, Slower, format_comparison
+    from pytest_mlirpipe.execution.results.baseline import Comparison, Slower, format_comparison
 
     result = Comparison(compared=1, slower=(Slower("a.mlir::a.mlir", 1.0, 2.0),))
     assert format_comparison(result, "base.json", 0.2).splitlines()[0] == (

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from pytest_mlirpipe.execution import blas_library
-from pytest_mlirpipe.execution.blas_library import (
+from pytest_mlirpipe.execution.native import blas_library
+from pytest_mlirpipe.execution.native.blas_library import (
     BlasLibraryError,
     find_blas_library,
     symbol_prefix,

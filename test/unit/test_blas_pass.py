@@ -34,7 +34,7 @@ def _execute(source: str, pipeline: str, inputs: list[np.ndarray], result: str) 
         unranked_memref_to_numpy,
     )
 
-    from pytest_mlirpipe.execution.blas_library import find_blas_library
+    from pytest_mlirpipe.execution.native.blas_library import find_blas_library
 
     run = _lower(source, pipeline)
     with run.context:
@@ -294,7 +294,7 @@ def _execute_in_place(source: str, pipeline: str, inputs: list[np.ndarray]) -> N
     from torch_mlir.execution_engine import ExecutionEngine
     from torch_mlir.runtime import get_unranked_memref_descriptor
 
-    from pytest_mlirpipe.execution.blas_library import find_blas_library
+    from pytest_mlirpipe.execution.native.blas_library import find_blas_library
 
     run = _lower(source, pipeline)
     with run.context:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_mlirpipe.execution.compare import Rule, compare, compare_one, rule_for, tolerance_for
+from pytest_mlirpipe.execution.results.compare import (
+    Rule,
+    compare,
+    compare_one,
+    rule_for,
+    tolerance_for,
+)
 
 
 def test_shape_is_checked_before_dtype_and_values() -> None:

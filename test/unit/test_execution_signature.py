@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_mlirpipe.errors import MlirpipeError
-from pytest_mlirpipe.execution.native import Abi, detect_abi
-from pytest_mlirpipe.execution.signature import entry_signature, parse_tensor_type
+from pytest_mlirpipe.execution.native.jit import Abi, detect_abi
+from pytest_mlirpipe.execution.native.signature import entry_signature, parse_tensor_type
 
 
 def test_builtin_and_torch_tensor_types_parse_alike() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_mlirpipe.execution.timing import (
+from pytest_mlirpipe.execution.results.timing import (
     TimingConfig,
     busy_seconds,
     format_seconds,

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from pytest_mlirpipe.execution.check import Outcome
-from pytest_mlirpipe.execution.compare import Tolerances, compare
 from pytest_mlirpipe.execution.refusal import Refusal
-from pytest_mlirpipe.execution.report import failure_reason as check_reason
-from pytest_mlirpipe.execution.report import outcome_to_dict
+from pytest_mlirpipe.execution.results.compare import Tolerances, compare
+from pytest_mlirpipe.execution.results.report import failure_reason as check_reason
+from pytest_mlirpipe.execution.results.report import outcome_to_dict
 from pytest_mlirpipe.expectations import (
     Entry,
     ExpectationsError,

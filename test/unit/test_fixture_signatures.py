@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_mlirpipe.execution.check import ModelChecker
-from pytest_mlirpipe.execution.compare import NO_TOLERANCES, Rule, Tolerances, compare
+from pytest_mlirpipe.execution.results.compare import NO_TOLERANCES, Rule, Tolerances, compare
 from pytest_mlirpipe.fixtures import MlirpipeFixture
 
 

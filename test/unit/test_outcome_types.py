@@ -8,7 +8,7 @@ import lit.Test
 import pytest
 
 from pytest_mlirpipe import ExecutionVerdict, ResultCode, SweepVerdict
-from pytest_mlirpipe.execution.verdicts import VERDICTS, EntryResult
+from pytest_mlirpipe.execution.sweep.verdicts import VERDICTS, EntryResult
 from pytest_mlirpipe.filetests.verdict import FileVerdict
 
 LIT_CODES = lit.Test.ResultCode._instances

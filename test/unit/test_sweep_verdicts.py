@@ -8,13 +8,14 @@ import re
 import pytest
 
 from pytest_mlirpipe.errors import MlirpipeError, Problem, StageFailure
-from pytest_mlirpipe.execution import sweep, sweep_report
 from pytest_mlirpipe.execution.check import Outcome
-from pytest_mlirpipe.execution.compare import Comparison, ResultComparison
-from pytest_mlirpipe.execution.model_lowering import check_llvm_only
-from pytest_mlirpipe.execution.opinfo import Unit
+from pytest_mlirpipe.execution.native.model_lowering import check_llvm_only
 from pytest_mlirpipe.execution.refusal import COMPILER, TORCH, Refusal, RefusedError
-from pytest_mlirpipe.execution.verdicts import (
+from pytest_mlirpipe.execution.results.compare import Comparison, ResultComparison
+from pytest_mlirpipe.execution.sweep import report as sweep_report
+from pytest_mlirpipe.execution.sweep import run as sweep
+from pytest_mlirpipe.execution.sweep.opinfo import Unit
+from pytest_mlirpipe.execution.sweep.verdicts import (
     EntryResult,
     Verdict,
     classify_comparison,
@@ -138,7 +139,7 @@ def test_a_python_exception_is_harness_naming_where_in_the_project_it_rose():
     assert v.verdict == "HARNESS"
     assert re.fullmatch(
         r"TypeError: argument of type 'NoneType' is not iterable "
-        r"\(at execution/verdicts\.py:\d+ in <dictcomp>\)",
+        r"\(at execution/sweep/verdicts\.py:\d+ in <dictcomp>\)",
         v.detail,
     )
 

@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from pytest_mlirpipe.execution import buffer_pool, openmp, runtime
 from pytest_mlirpipe.execution.check import ModelChecker
+from pytest_mlirpipe.execution.native import buffer_pool, openmp, runtime
 
 PIPELINE = "refbackend-vectorized"
 N = 1024  # A and B packed: 4 MB buffers, 1024 pages each
@@ -80,7 +80,7 @@ def test_a_block_more_than_twice_the_request_is_left_for_larger_ones():
     _pool()  # built (or skipped) here; the check runs in a process whose pool is empty
     script = """
 import ctypes
-from pytest_mlirpipe.execution import buffer_pool, runtime
+from pytest_mlirpipe.execution.native import buffer_pool, runtime
 lib = runtime.runtime_library()
 alloc = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint64)(
     runtime.symbol_address(lib, buffer_pool.POOL_SYMBOLS[0]))

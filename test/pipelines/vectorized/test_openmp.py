@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from pytest_mlirpipe.errors import MlirpipeError
-from pytest_mlirpipe.execution import openmp, runtime
 from pytest_mlirpipe.execution.check import ModelChecker
-from pytest_mlirpipe.execution.timing import TimingConfig, measure
+from pytest_mlirpipe.execution.native import openmp, runtime
+from pytest_mlirpipe.execution.results.timing import TimingConfig, measure
 
 PIPELINE = "refbackend-vectorized"
 # Three row blocks of 64 (the last one partial) and two column blocks of 256 (one partial).

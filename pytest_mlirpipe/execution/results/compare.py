@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .signature import tensor_as_numpy
+from ..native.signature import tensor_as_numpy
 
 if TYPE_CHECKING:
     from .samples import Draws

@@ -10,13 +10,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..atomic import write_atomic
-from ..errors import Problem, UsageError
-from ..model import ExecutionVerdict
+from ...atomic import write_atomic
+from ...errors import Problem, UsageError
+from ...model import ExecutionVerdict
 from .timing import format_seconds
 
 if TYPE_CHECKING:
-    from .check import Outcome
+    from ..check import Outcome
 
 JSON_FORMAT = 1
 

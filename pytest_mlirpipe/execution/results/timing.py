@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .openmp import set_openmp_threads
+from ..native.openmp import set_openmp_threads
 
 # Another process using more than this share of one core during a block flags the result.
 LOADED_SHARE = 0.2

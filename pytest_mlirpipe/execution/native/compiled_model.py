@@ -9,19 +9,19 @@ from typing import Any
 
 import numpy as np
 
-from .. import contain
-from ..errors import MlirpipeError, Problem, UsageError
-from ..model import Pipeline
+from ... import contain
+from ...errors import MlirpipeError, Problem, UsageError
+from ...model import Pipeline
+from ..cache import ArtifactCache, cache_key, host_cpu
+from ..frontends import ImportedModel
+from ..workdir import WorkDir
 from . import aot
 from .blas_library import library_for
 from .c_compiler import find_c_compiler
-from .cache import ArtifactCache, cache_key, host_cpu
-from .frontends import ImportedModel
+from .jit import Abi, NativeFunction, detect_abi, jit
 from .model_lowering import LoweredModel, lower_model
-from .native import Abi, NativeFunction, detect_abi, jit
 from .openmp import openmp_runtime, uses_openmp
 from .signature import EntrySignature
-from .workdir import WorkDir
 
 MODES = ("jit", "aot")
 

@@ -9,10 +9,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import MlirpipeError
+from ...errors import MlirpipeError
+from ..cache import default_cache_dir
 from .buffer_pool import POOL_SOURCE
 from .c_compiler import find_c_compiler
-from .cache import default_cache_dir
 from .openmp import FALLBACK_SOURCE as OPENMP_FALLBACK_SOURCE
 
 MAX_RESULTS = 16

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from ..errors import MlirpipeError, Problem
+from ...errors import MlirpipeError, Problem
 
 
 def find_c_compiler() -> str:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MlirpipeError, Problem, UsageError, close_matches
+from ...errors import MlirpipeError, Problem, UsageError, close_matches
 
 SEED = 0  # torch's seed before an op's samples are made, so every run sees the same inputs
 

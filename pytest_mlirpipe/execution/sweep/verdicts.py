@@ -7,13 +7,13 @@ import traceback
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MlirpipeError, first_line
-from ..model import ExecutionVerdict, SweepVerdict
-from .refusal import TORCH, Refusal, refusal_of
+from ...errors import MlirpipeError, first_line
+from ...model import ExecutionVerdict, SweepVerdict
+from ..refusal import TORCH, Refusal, refusal_of
 
 if TYPE_CHECKING:
-    from .check import Outcome
-    from .compare import Comparison
+    from ..check import Outcome
+    from ..results.compare import Comparison
 
 # In the order of the summary's columns; what each means is in docs/guides/sweep.md.
 VERDICTS = tuple(v.value for v in SweepVerdict)

@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:
     from _ctypes import CFuncPtr
 
-from ..errors import MlirpipeError, Problem
+from ...errors import MlirpipeError, Problem
 from . import buffer_pool, openmp, runtime
 from .signature import (
     COMPLEX32,
@@ -464,7 +464,7 @@ def jit(
     """
     from torch_mlir.execution_engine import ExecutionEngine
 
-    from ..mlir_env import new_context, parse_module
+    from ...mlir_env import new_context, parse_module
     from .blas_library import library_for
 
     abi = detect_abi(llvm_ir, signature)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import first_line
+from ...errors import first_line
 from .compare import as_numpy, flatten_results, is_inexact
 
 

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MlirpipeError, Problem
+from ...errors import MlirpipeError, Problem
 from .blas_library import BlasLibrary, library_for
 from .buffer_pool import POOL_SOURCE, POOL_SYMBOLS, uses_pool
 from .c_compiler import find_c_compiler
-from .native import CIFACE, Abi, EntryAbi, NativeFunction
+from .jit import CIFACE, Abi, EntryAbi, NativeFunction
 from .openmp import FALLBACK_SOURCE, OPENMP_SYMBOLS, OpenMpRuntime, openmp_runtime, uses_openmp
 from .runtime import BF16_SOURCE, BF16_SYMBOLS
 from .signature import EntrySignature, TensorType
@@ -310,7 +310,7 @@ def dump_object(
     """Compile the LLVM-dialect module at -O3 and write the ELF object."""
     from torch_mlir.execution_engine import ExecutionEngine
 
-    from ..mlir_env import new_context, parse_module
+    from ...mlir_env import new_context, parse_module
 
     ctx = new_context()
     module = parse_module(llvm_ir, "<lowered>", ctx)

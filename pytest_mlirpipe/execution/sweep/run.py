@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import contain
-from ..errors import MlirpipeError, Problem, UsageError
-from ..model import Location, SweepVerdict
+from ... import contain
+from ...errors import MlirpipeError, Problem, UsageError
+from ...model import Location, SweepVerdict
 from . import opinfo
 from .opinfo import Unit
 from .verdicts import (
@@ -42,8 +42,8 @@ class SweepSettings:
 
 def check_entry(checker: Any, module: Any, inputs: Sequence[Any], pipeline: str) -> Verdict:
     """The verdict of one op module through one pipeline (run in a contained child)."""
-    from .check import ExecutionMismatch
-    from .signature import BoundaryError
+    from ..check import ExecutionMismatch
+    from ..native.signature import BoundaryError
 
     undefined = _nothing_to_compare(module, inputs)
     if undefined is not None:
@@ -147,8 +147,8 @@ class UnitRunner:
     """Runs units in this process: one checker (pipelines validated once), forked per entry."""
 
     def __init__(self, settings: SweepSettings):
-        from .check import ModelChecker
-        from .runtime import runtime_library
+        from ..check import ModelChecker
+        from ..native.runtime import runtime_library
 
         self.settings = settings
         self.checker = ModelChecker(

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Problem
-from ..lowering.passes.blas.symbols import (
+from ...errors import Problem
+from ...lowering.passes.blas.symbols import (
     LIBRARY_ENV,
     PREFIX_ENV,
     SCIPY_PREFIX,

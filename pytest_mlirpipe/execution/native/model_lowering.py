@@ -7,12 +7,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Problem, UsageError
-from ..model import IRLevel, Pipeline
+from ...errors import Problem, UsageError
+from ...model import IRLevel, Pipeline
+from ..cache import ArtifactCache, cache_key, file_digest
+from ..frontends import ImportedModel
+from ..refusal import COMPILER, Refusal, RefusedError
 from .blas_library import BlasLibraryError, find_blas_library, symbol_prefix
-from .cache import ArtifactCache, cache_key, file_digest
-from .frontends import ImportedModel
-from .refusal import COMPILER, Refusal, RefusedError
 
 LOWERED_FILE = "lowered.mlir"  # the name of the lowered text in the artifact cache
 
@@ -52,7 +52,7 @@ def lower_model(
     text = cache.read_text(key, LOWERED_FILE)
     if text is not None:
         return LoweredModel(text, pipeline.name, key, (), True, time.perf_counter() - t0)
-    from ..lowering.stages import run_stages
+    from ...lowering.stages import run_stages
 
     require_llvm_output(pipeline)
     run = run_stages(
@@ -96,7 +96,7 @@ def _tool(pipeline: Pipeline) -> list[str]:
     found, and its size and time, so a rebuilt tool is not served an old lowering."""
     if pipeline.tool is None:
         return []
-    from ..lowering.external import find_tool
+    from ...lowering.external import find_tool
 
     found = find_tool(pipeline.tool)
     if found is None:

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..model import SweepVerdict
+from ...model import SweepVerdict
 from .verdicts import VERDICTS, EntryResult
 
 MATRIX_FORMAT = 1

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MlirpipeError, Problem
+from ...errors import MlirpipeError, Problem
 
 # MLIR element type -> numpy dtype name (bfloat16 is ml_dtypes'). `ui*` spellings come from
 # the torch side: MLIR's integer types are signless, torch's uint8 is not.
@@ -212,7 +212,7 @@ def entry_signature(
     `torch_dtypes` gives the torch side's input and result dtypes (`str(t.dtype)`), where a
     front end knows them: torch.uint8 becomes ui8 where MLIR says i8.
     """
-    from ..mlir_env import ir, new_context, parse_module
+    from ...mlir_env import ir, new_context, parse_module
 
     ctx = new_context()
     module = parse_module(source, "<entry>", ctx)
@@ -236,7 +236,7 @@ def entry_signature(
 
 def _entry_function(module: Any) -> Any:
     """The one public func.func with a body in `module` (inside its context)."""
-    from ..mlir_env import ir
+    from ...mlir_env import ir
 
     funcs = []
     for op in module.body.operations:
@@ -273,7 +273,7 @@ def scalar_results_as_tensors(source: str, signature: EntrySignature) -> str:
     pipeline's calling convention passes as memrefs; unchanged when it has none."""
     if not any(t.scalar for t in signature.results):
         return source
-    from ..mlir_env import ir, new_context, parse_module, print_ir
+    from ...mlir_env import ir, new_context, parse_module, print_ir
 
     ctx = new_context()
     module = parse_module(source, "<entry>", ctx)
