@@ -89,3 +89,15 @@ def report_error(
     flag: str, out: str, why: str, hint: str = "give a path in a folder you can write to"
 ) -> UsageError:
     return UsageError(Problem(f"{flag}: cannot write the report: {why}", Location(out), hint))
+
+
+def refuse_missing(names: Sequence[str]) -> None:
+    """A usage error naming the first of the files or folders given that does not exist."""
+    missing = [name for name in names if not Path(name).exists()]
+    if missing:
+        raise UsageError(
+            Problem(
+                f"no such file or folder: {missing[0]}",
+                hint="give RUN/CHECK files, or folders of them",
+            )
+        )

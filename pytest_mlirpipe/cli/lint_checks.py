@@ -6,8 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import Problem, UsageError
-from .common import test_files
+from .common import refuse_missing, test_files
 
 
 def add_lint_checks(sub) -> None:
@@ -36,14 +35,7 @@ def _lint_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr
     from ..filetests.lint import lint_file
     from ..filetests.runner import FileTestRunner
 
-    missing = [f for f in args.files if not Path(f).exists()]
-    if missing:
-        raise UsageError(
-            Problem(
-                f"no such file or folder: {missing[0]}",
-                hint="give RUN/CHECK files, or folders of them",
-            )
-        )
+    refuse_missing(args.files)
     found, files = 0, 0
     with tempfile.TemporaryDirectory(prefix="mlirpipe-lint-") as scratch:
         runner = FileTestRunner(scratch)

@@ -6,11 +6,10 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import Problem, UsageError
 from ..tools.common import (
     read_input,
 )
-from .common import test_files
+from .common import refuse_missing, test_files
 
 
 def add_update_checks(sub) -> None:
@@ -38,14 +37,7 @@ def _update_checks(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stde
     from ..filetests.runner import FileTestRunner
     from ..filetests.update import update_file
 
-    missing = [f for f in args.files if not Path(f).exists()]
-    if missing:
-        raise UsageError(
-            Problem(
-                f"no such file or folder: {missing[0]}",
-                hint="give RUN/CHECK files, or folders of them",
-            )
-        )
+    refuse_missing(args.files)
     status = 0
     # `%t` files of a file outside any lit suite go to a folder removed afterwards.
     with tempfile.TemporaryDirectory(prefix="mlirpipe-update-") as scratch:
