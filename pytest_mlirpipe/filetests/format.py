@@ -113,6 +113,12 @@ class MlirShTest(lit.formats.ShTest):
         if problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, problems)
         runs = _repeat_count(litConfig)
+        if runs is None:
+            text = litConfig.params.get(REPEAT_PARAM)
+            return lit.Test.Result(
+                lit.Test.UNRESOLVED,
+                f"--param {REPEAT_PARAM} takes a whole number of runs >= 1, got {text!r}",
+            )
         if runs > 1:
             from .repeat import repeated_under_lit
 
@@ -142,13 +148,14 @@ def _side_files_beside(test, tmp_base: str) -> Path:
     return notes
 
 
-def _repeat_count(litConfig) -> int:
-    text = litConfig.params.get(REPEAT_PARAM, "1")
+def _repeat_count(litConfig) -> int | None:
+    """The runs `--param mlirpipe_repeat=N` asks for (1 without it); None when N is not a
+    whole number of runs >= 1."""
     try:
-        return max(int(text), 1)
+        runs = int(litConfig.params.get(REPEAT_PARAM, "1"))
     except ValueError:
-        litConfig.fatal(f"--param {REPEAT_PARAM} takes a whole number of runs >= 1, got {text!r}")
-        return 1
+        return None
+    return runs if runs >= 1 else None
 
 
 def _with_disagreements(result, notes: Path):

@@ -77,3 +77,9 @@ def test_a_repeat_count_that_is_not_a_number_of_runs_is_refused(suite, value) ->
             "(--mlirpipe-repeat / mlirpipe_repeat)*"
         ]
     )
+
+
+def test_lit_s_repeat_param_that_is_not_a_number_of_runs_is_unresolved_with_why(suite) -> None:
+    codes, output = lit_verdicts(suite.path, ".", "--param", "mlirpipe_repeat=often")
+    assert codes == {"shuffled.mlir": "UNRESOLVED", "steady.mlir": "UNRESOLVED"}, output
+    assert "--param mlirpipe_repeat takes a whole number of runs >= 1, got 'often'" in output
