@@ -19,15 +19,16 @@ def uses_external_shell(test) -> bool:
     return bool(getattr(test.config.test_format, "execute_external", False))
 
 
-def with_chosen_filecheck(test, engine: str | None) -> None:
+def with_chosen_filecheck(test, engine: str | None, always: bool = False) -> None:
     """Put the project's FileCheck first on the PATH of `test`'s RUN lines when they run in an
-    external shell and an engine was chosen (`engine`: python, llvm or both), or when that
-    PATH has no FileCheck at all (then LLVM's in /usr/lib/llvm-NN/bin, else the Python port)."""
+    external shell and an engine was chosen (`engine`: python, llvm or both), when that PATH
+    has no FileCheck at all (then LLVM's in /usr/lib/llvm-NN/bin, else the Python port), or
+    `always` (--mlirpipe-repeat: the project's FileCheck writes down what it is given)."""
     if not uses_external_shell(test):
         return
     environment = test.config.environment
     path = environment.get("PATH", os.environ.get("PATH", ""))
-    if not engine and shutil.which("FileCheck", path=path):
+    if not engine and not always and shutil.which("FileCheck", path=path):
         return
     changed = {
         **environment,

@@ -4,6 +4,7 @@ printed compared (--mlirpipe-repeat)."""
 from __future__ import annotations
 
 import difflib
+import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -14,20 +15,22 @@ from .names import TOOL_MODULES
 from .verdict import FileVerdict
 
 DIFF_LINES = 40  # of the unified diff shown
+# Beside a test's %t files: what each FileCheck of a run was given (JSON lines: argv, input).
+_INPUTS_SUFFIX = ".filecheck-inputs"
 
 
 @dataclass(frozen=True, slots=True)
 class Output:
-    """One thing a run printed: a command's stdout, what a pipe gave the next command, or a
-    %t file as the run left it."""
+    """One thing a run printed: a command's stdout, what a pipe gave the next command, what a
+    FileCheck was given, or a %t file as the run left it."""
 
-    line: int | None  # the RUN line (None: a %t file)
+    line: int | None  # the RUN line (None: not known)
     what: str
     text: str
 
 
-def outputs_of(verdict: FileVerdict, temp_files: dict[str, str]) -> list[Output]:
-    """What one run of a file printed, in order."""
+def outputs_of(verdict: FileVerdict) -> list[Output]:
+    """What the commands of one run of a file printed, in order (as lit's shell recorded)."""
     found: list[Output] = []
     for step in verdict.steps:
         for result in step.results:
@@ -36,7 +39,6 @@ def outputs_of(verdict: FileVerdict, temp_files: dict[str, str]) -> list[Output]
                 found.append(Output(step.line, f"the input piped into `{command}`", result.stdin))
             if result.stdout:
                 found.append(Output(step.line, f"the stdout of `{command}`", result.stdout))
-    found += [Output(None, f"the %t file {name}", text) for name, text in temp_files.items()]
     return found
 
 
@@ -49,16 +51,17 @@ def shown(args: Sequence[str]) -> str:
     return shlex.join(args)
 
 
-def repeated(run: Callable[[], tuple[FileVerdict, dict[str, str]]], runs: int) -> FileVerdict:
+def repeated(run: Callable[[], tuple[FileVerdict, list[Output]]], runs: int) -> FileVerdict:
     """The verdict of the first of `runs` runs, made a FAIL naming the first output that
-    differs from the first run's in a later run (whatever FileCheck said)."""
-    first, first_files = run()
+    differs from the first run's in a later run (whatever FileCheck said). `run` gives a
+    run's verdict and what else the run left (left_behind)."""
+    first, left = run()
     if first.code in (ResultCode.UNSUPPORTED, ResultCode.UNRESOLVED):
         return first
-    reference = outputs_of(first, first_files)
+    reference = outputs_of(first) + left
     for number in range(2, runs + 1):
-        verdict, files = run()
-        report = _difference(reference, outputs_of(verdict, files), number, runs)
+        verdict, left = run()
+        report = _difference(reference, outputs_of(verdict) + left, number, runs)
         if report:
             return replace(first, code=ResultCode.FAIL, is_failure=True, differs=report)
     return first
@@ -69,9 +72,12 @@ def _difference(a: Sequence[Output], b: Sequence[Output], number: int, runs: int
     for x, y in zip(a, b, strict=False):
         if x.what != y.what or x.text != y.text:
             return _report(x, y, number, runs)
-    if len(a) != len(b):
-        extra = (b if len(b) > len(a) else a)[min(len(a), len(b))]
+    if len(a) > len(b):  # run 1 printed something run `number` did not
+        extra = a[len(b)]
         return _report(extra, Output(extra.line, extra.what, ""), number, runs)
+    if len(b) > len(a):  # and the other way round
+        extra = b[len(a)]
+        return _report(Output(extra.line, extra.what, ""), extra, number, runs)
     return ""
 
 
@@ -86,6 +92,41 @@ def _report(x: Output, y: Output, number: int, runs: int) -> str:
     if len(diff) > DIFF_LINES:
         diff = [*diff[:DIFF_LINES], f"... ({len(diff) - DIFF_LINES} more diff lines)"]
     return "\n".join([head, *(f"  {d}" for d in diff)])
+
+
+def record_filecheck_inputs(test) -> Path:
+    """Have each FileCheck the test's RUN lines start (the project's, in-process or not) write
+    down what it was given, beside the test's %t files; the record's path."""
+    import lit.TestRunner as TestRunner
+
+    from ..tools.filecheck import INPUTS_ENV
+    from .own_config import with_own_config
+
+    _, tmp_base = TestRunner.getTempPaths(test)
+    record = Path(tmp_base + _INPUTS_SUFFIX)
+    record.unlink(missing_ok=True)  # a record an interrupted run left
+    with_own_config(test, environment={**test.config.environment, INPUTS_ENV: str(record)})
+    return record
+
+
+def left_behind(test) -> list[Output]:
+    """What a run left besides its commands' recorded output: what each FileCheck was given
+    (the record is then removed) and the %t files."""
+    import lit.TestRunner as TestRunner
+
+    _, tmp_base = TestRunner.getTempPaths(test)
+    record = Path(tmp_base + _INPUTS_SUFFIX)
+    try:
+        lines = record.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    record.unlink(missing_ok=True)
+    found = []
+    for line in lines:
+        given = json.loads(line)
+        what = f"the input of `FileCheck {shlex.join(given['argv'])}`"
+        found.append(Output(None, what, given["input"]))
+    return found + [Output(None, f"the %t file {n}", t) for n, t in temp_files(test).items()]
 
 
 def temp_files(test) -> dict[str, str]:
@@ -106,33 +147,20 @@ def repeated_under_lit(test, lit_config, script: list[str], tmp_base: str, runs:
     """lit's result of the first of `runs` runs of the script, made a FAIL naming the first
     output that differs in a later run: the commands' stdout, what each FileCheck was given
     (recorded by the FileCheck wrapper) and the %t files."""
-    import json
-
     import lit.Test
     import lit.TestRunner as TestRunner
 
-    from ..tools.filecheck import INPUTS_ENV
-    from .own_config import with_own_config
     from .shell_trace import recording
     from .verdict import steps_of
 
-    record = Path(tmp_base + ".filecheck-inputs")
-    with_own_config(test, environment={**test.config.environment, INPUTS_ENV: str(record)})
+    record_filecheck_inputs(test)
 
     def once():
-        record.unlink(missing_ok=True)
         with recording() as trace:
             result = TestRunner._runShTest(test, lit_config, False, script, tmp_base)
         steps = steps_of(trace.results) if trace.results else ()
-        lines = record.read_text(encoding="utf-8").splitlines() if record.exists() else []
-        record.unlink(missing_ok=True)
-        given = [json.loads(line) for line in lines]
-        found = outputs_of(FileVerdict("PASS", "", False, steps=steps), {})
-        found += [
-            Output(None, f"the input of `FileCheck {shlex.join(g['argv'])}`", g["input"])
-            for g in given
-        ]
-        return result, found + outputs_of(FileVerdict("PASS", "", False), temp_files(test))
+        verdict = FileVerdict(ResultCode.PASS, "", False, steps=steps)
+        return result, outputs_of(verdict) + left_behind(test)
 
     first, reference = once()
     if first.code in (lit.Test.UNSUPPORTED, lit.Test.UNRESOLVED):

@@ -92,10 +92,10 @@ class FileTestRunner:
         its commands print differs between runs."""
         if self.config.repeat <= 1:
             return self._run_once(path)
-        from .repeat import repeated, temp_files
+        from .repeat import left_behind, repeated
 
         test = self.make_test(path)
-        return repeated(lambda: (self._run_once(path), temp_files(test)), self.config.repeat)
+        return repeated(lambda: (self._run_once(path), left_behind(test)), self.config.repeat)
 
     def _run_once(self, path: Path) -> FileVerdict:
         """lit's verdict on the file. Known tools run in-process (in a forked child with
@@ -221,7 +221,12 @@ class FileTestRunner:
         import lit.Test
 
         test = self.make_test(path)
-        with_chosen_filecheck(test, self.config.suite.filecheck)
+        repeating = self.config.repeat > 1
+        with_chosen_filecheck(test, self.config.suite.filecheck, always=repeating)
+        if repeating:  # each FileCheck the RUN lines start writes down what it was given
+            from .repeat import record_filecheck_inputs
+
+            record_filecheck_inputs(test)
         if self.config.timeout and not forked:
             from .format import with_own_config
 

@@ -42,14 +42,18 @@ def test_without_repeat_a_shuffling_tool_passes_its_checks(suite) -> None:
     suite.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_a_file_whose_output_changes_between_runs_fails_with_the_diff(suite, workers) -> None:
-    result = suite.runpytest_subprocess("-p", "no:cacheprovider", "--mlirpipe-repeat=5", *workers)
+@pytest.mark.parametrize(
+    "options",
+    [[], ["-n", "2"], ["--mlirpipe-isolation=subprocess"], ["--mlirpipe-isolation=none"]],
+    ids=["serial", "xdist", "subprocess", "none"],
+)
+def test_a_file_whose_output_changes_between_runs_fails_with_the_diff(suite, options) -> None:
+    result = suite.runpytest_subprocess("-p", "no:cacheprovider", "--mlirpipe-repeat=5", *options)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "shuffled.mlir: FAIL: output of RUN line 1 differs between runs (run 1 and run * of 5):"
-            " the input piped into `filecheck *shuffled.mlir`",
+            "shuffled.mlir: FAIL: output of * differs between runs (run 1 and run * of 5):"
+            " the input * *shuffled.mlir`",
             "  --- run 1",
             "  +++ run *",
         ]
@@ -83,3 +87,29 @@ def test_lit_s_repeat_param_that_is_not_a_number_of_runs_is_unresolved_with_why(
     codes, output = lit_verdicts(suite.path, ".", "--param", "mlirpipe_repeat=often")
     assert codes == {"shuffled.mlir": "UNRESOLVED", "steady.mlir": "UNRESOLVED"}, output
     assert "--param mlirpipe_repeat takes a whole number of runs >= 1, got 'often'" in output
+
+
+EXTERNAL_CFG = """\
+import os
+import lit.formats
+config.name = "EXTERNAL"
+config.test_format = lit.formats.ShTest(execute_external=True, force_execute_external=True)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.environment["PATH"] = os.pathsep.join([os.path.dirname(__file__), os.environ["PATH"]])
+"""
+
+
+def test_a_suite_that_runs_its_run_lines_in_an_external_shell_is_repeated_too(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "lit.cfg.py").write_text(EXTERNAL_CFG)
+    (pytester.path / "shuffle").write_text(f"#!{sys.executable}\n{SHUFFLE}")
+    (pytester.path / "shuffle").chmod(0o755)
+    (pytester.path / "shuffled.mlir").write_text(SHUFFLED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlirpipe-repeat=5")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*shuffled.mlir: FAIL: output of a RUN line differs between runs (run 1 and run *"]
+    )
+    assert list(pytester.path.rglob("*.filecheck-inputs")) == []  # the records are removed
