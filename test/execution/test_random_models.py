@@ -117,7 +117,7 @@ def test_the_same_seed_gives_torch_the_same_samples_every_run() -> None:
 
 def test_random_ops_are_found_in_the_exported_program_with_their_sample_count() -> None:
     program = torch.export.export(RandStats(), (torch.zeros(16, 8),))
-    assert draws_of(program) == Draws(("aten.rand_like",), 128)
+    assert draws_of(program) == Draws(("aten.rand_like",), 128, (True, True))
     assert draws_of(torch.export.export(torch.nn.ReLU(), (torch.zeros(3),))) is None
 
 
@@ -149,3 +149,32 @@ def test_a_given_tolerance_still_judges_a_random_model_element_by_element() -> N
     given = Tolerances(rtol=0.0, atol=0.01, draws=Draws(("aten.rand",), 10_000))
     result = compare([np.array(0.53, np.float32)], [np.array(0.5, np.float32)], tolerances=given)
     assert not result.ok and result.results[0].rule == "given"
+
+
+def test_a_result_that_does_not_depend_on_a_draw_is_judged_by_the_usual_rules(tmp_path) -> None:
+    class Both(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return torch.rand_like(x).mean(), x * 2
+
+    program = torch.export.export(Both(), (torch.zeros(64, 64),))
+    assert draws_of(program).results == (True, False)
+    (mean, doubled) = compare(
+        [np.array(0.5, np.float32), np.arange(4, dtype=np.float32)[::-1].copy()],
+        [np.array(0.5, np.float32), np.arange(4, dtype=np.float32)],
+        tolerances=Tolerances(draws=draws_of(program)),
+    ).results
+    assert (mean.rule, mean.ok) == ("samples", True)
+    assert (doubled.rule, doubled.ok) == ("per-dtype", False)  # a permutation is wrong here
+
+
+def test_a_few_values_too_few_for_a_distribution_test_are_judged_each_as_a_statistic() -> None:
+    few = Tolerances(draws=Draws(("aten.rand",), 10_000))
+    wild = compare([np.array([100.0, 200.0, 300.0])], [np.array([0.1, 0.2, 0.3])], tolerances=few)
+    assert not wild.ok
+    assert "|native - torch| = 300 > 4 x max(|torch|, 1) / sqrt(samples) = 0.04" in wild.format()
+    assert compare([np.array([0.12, 0.2])], [np.array([0.1, 0.2])], tolerances=few).ok
+
+
+def test_equal_infinities_in_a_random_result_match() -> None:
+    inf = np.array(np.inf, np.float32)
+    assert compare([inf], [inf], tolerances=DRAWS).ok

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +78,7 @@ class ResultComparison:
     nan_both: int = 0
     inf_actual: tuple[tuple[int, ...], ...] = ()
     drawn: str = ""  # the sample rule: the random ops and the samples they drew
+    by_distribution: bool = False  # the sample rule: values judged by their distribution
 
     def format(self) -> str:
         if self.kind == "match":
@@ -127,7 +128,7 @@ class ResultComparison:
             from .samples import SIGMAS
 
             head = f"the sample rule for random results ({self.drawn})"
-            if self.total <= 1:
+            if not self.by_distribution:
                 return (
                     f"{head}: |native - torch| = {self.factor:.3g} > {SIGMAS:g} x "
                     f"max(|torch|, 1) / sqrt(samples) = {self.atol:.3g}"
@@ -366,24 +367,28 @@ def _compare_one(
 def _compare_samples(
     name: str, a: np.ndarray, e: np.ndarray, draws: Draws, common: dict[str, Any]
 ) -> ResultComparison:
-    """A result of a model that draws random numbers: one value is a statistic of the samples
-    (within SIGMAS x max(|torch|, 1) / sqrt(samples) of torch's); several are judged by their
-    distribution (a two-sample Kolmogorov-Smirnov test); NaN must be where torch has NaN."""
+    """A result of a model that draws random numbers, computed from a draw: one value is a
+    statistic of the samples (within SIGMAS x max(|torch|, 1) / sqrt(samples) of torch's);
+    several are judged by their distribution (a two-sample Kolmogorov-Smirnov test), or, when
+    they are too few for that test to tell anything, each as a statistic; NaN must be where
+    torch has NaN, in number."""
     from .samples import ks_bound, ks_distance, statistic_bound
 
     af, ef = _as_reals(a), _as_reals(e)
     nan_a, nan_e = np.isnan(af), np.isnan(ef)
-    diff = np.abs(np.where(nan_a | nan_e, 0.0, af - ef))
-    if e.size <= 1:
+    with np.errstate(invalid="ignore"):  # inf - inf: equal infinities differ by nothing
+        diff = np.abs(np.where(nan_a | nan_e | (af == ef), 0.0, af - ef))
+    finite_a, finite_e = af[~nan_a], ef[~nan_e]
+    bound = ks_bound(max(finite_a.size, 1), max(finite_e.size, 1))
+    by_distribution = e.size > 1 and bound < 1.0
+    if not by_distribution:
         statistic, bound = float(diff.max(initial=0.0)), statistic_bound(ef, draws.samples)
     else:
-        finite_a, finite_e = af[~nan_a], ef[~nan_e]
         statistic = ks_distance(finite_a, finite_e) if finite_a.size and finite_e.size else 0.0
-        bound = ks_bound(max(finite_a.size, 1), max(finite_e.size, 1))
     nan_differs = int(np.count_nonzero(nan_a)) != int(np.count_nonzero(nan_e))
     ok = statistic <= bound and not nan_differs
     common.update(rule=Rule.SAMPLES.value, rtol=0.0, atol=bound, factor=statistic)
-    common.update(drawn=draws.describe(), **_errors(diff, ef))
+    common.update(drawn=draws.describe(), by_distribution=by_distribution, **_errors(diff, ef))
     return ResultComparison(
         name,
         ok,
@@ -529,8 +534,16 @@ def compare(
             f"the native code returned {len(actual)} results, torch returned {len(expected)}"
         )
     exacts = list(exact) + [None] * (len(expected) - len(exact))
+    draws = tolerances.draws
     results = tuple(
-        _compare_one(n, a, e, tolerances, x, why_not_scaled)
-        for n, a, e, x in zip(names, actual, expected, exacts, strict=False)
+        _compare_one(
+            n,
+            a,
+            e,
+            tolerances if draws is None or draws.covers(i) else replace(tolerances, draws=None),
+            x,
+            why_not_scaled,
+        )
+        for i, (n, a, e, x) in enumerate(zip(names, actual, expected, exacts, strict=False))
     )
     return Comparison(results, count_problem)

@@ -18,14 +18,20 @@ KS_ALPHA = 1e-6  # the Kolmogorov-Smirnov test's level for results of several va
 
 @dataclass(frozen=True, slots=True)
 class Draws:
-    """The random ops of a model's exported program and the fewest samples one of them draws
-    (the sample size the rule judges by)."""
+    """The random ops of a model's exported program, the fewest samples one of them draws
+    (the sample size the rule judges by), and which results depend on a draw (in the imported
+    function's order); a result that does not is judged by the other rules."""
 
     ops: tuple[str, ...]
     samples: int
+    results: tuple[bool, ...] = ()
 
     def describe(self) -> str:
         return f"{', '.join(self.ops)} drew {self.samples} samples"
+
+    def covers(self, index: int) -> bool:
+        """Whether result `index` depends on a random op (True when that is not known)."""
+        return self.results[index] if index < len(self.results) else not self.results
 
 
 def draws_of(program: Any) -> Draws | None:
@@ -33,6 +39,7 @@ def draws_of(program: Any) -> Draws | None:
     import torch
 
     ops: dict[str, int] = {}
+    random_nodes = set()
     for node in program.graph.nodes:
         tags = getattr(node.target, "tags", ()) if node.op == "call_function" else ()
         if torch.Tag.nondeterministic_seeded in tags:
@@ -40,9 +47,40 @@ def draws_of(program: Any) -> Draws | None:
             count = int(value.numel()) if hasattr(value, "numel") else 1
             name = str(node.target).removesuffix(".default")
             ops[name] = min(ops.get(name, count), count)
+            random_nodes.add(node)
     if not ops:
         return None
-    return Draws(tuple(sorted(ops)), max(min(ops.values()), 1))
+    return Draws(tuple(sorted(ops)), max(min(ops.values()), 1), _depends(program, random_nodes))
+
+
+def _depends(program: Any, random_nodes: set) -> tuple[bool, ...]:
+    """For each result of the imported function (the outputs the import keeps, in order),
+    whether it is computed from a random node."""
+    from torch.export.graph_signature import OutputKind
+
+    kept = {OutputKind.USER_OUTPUT, OutputKind.USER_INPUT_MUTATION, OutputKind.BUFFER_MUTATION}
+    output = next(n for n in program.graph.nodes if n.op == "output")
+    found: dict[Any, bool] = {}
+
+    def random_below(node: Any) -> bool:
+        stack, seen = [node], set()
+        while stack:
+            current = stack.pop()
+            if current in random_nodes:
+                return True
+            if current in seen or not hasattr(current, "all_input_nodes"):
+                continue
+            seen.add(current)
+            stack.extend(current.all_input_nodes)
+        return False
+
+    depends = []
+    for spec, arg in zip(program.graph_signature.output_specs, output.args[0], strict=False):
+        if spec.kind in kept:
+            if arg not in found:
+                found[arg] = random_below(arg)
+            depends.append(found[arg])
+    return tuple(depends)
 
 
 @contextlib.contextmanager
@@ -57,7 +95,8 @@ def reseeded() -> Iterator[None]:
 
 def statistic_bound(expected: np.ndarray, samples: int) -> float:
     """How far one statistic of `samples` samples may be from torch's."""
-    scale = max(float(np.max(np.abs(expected))) if expected.size else 0.0, 1.0)
+    finite = np.abs(expected[np.isfinite(expected)])
+    scale = max(float(np.max(finite)) if finite.size else 0.0, 1.0)
     return SIGMAS * scale / math.sqrt(samples)
 
 
