@@ -108,6 +108,14 @@ def _check_flags(args: argparse.Namespace) -> None:
         problems.append(Problem("--run-line needs a test file, not standard input"))
     if (args.stop_after or args.start_after) and not args.pipeline:
         problems.append(Problem("--stop-after and --start-after need --pipeline"))
+    folder = Path(args.output).parent if args.output not in (None, "-") else None
+    if folder is not None and not folder.is_dir():
+        problems.append(
+            Problem(
+                f"-o {args.output}: there is no folder {folder}",
+                hint="name a file in a folder that exists (the module found is written there)",
+            )
+        )
     if problems:
         raise UsageError(problems)
 

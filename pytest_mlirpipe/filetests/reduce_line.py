@@ -92,6 +92,15 @@ def run_line(runner, path: Path, line: int, name: str) -> RunLine:
 
     verdict = runner.run(path)
     steps = {s.line: s for s in verdict.steps if s.line is not None}
+    if not verdict.steps and _external_shell(runner, path):
+        raise UsageError(
+            Problem(
+                "its suite runs RUN lines in an external shell, whose commands lit does not "
+                "report one by one",
+                Location(name),
+                "reduce a copy of the file outside that suite, or use --pipeline",
+            )
+        )
     if line not in steps:
         ran = ", ".join(str(n) for n in sorted(steps)) or "none"
         raise UsageError(
@@ -107,10 +116,20 @@ def run_line(runner, path: Path, line: int, name: str) -> RunLine:
     if not isinstance(parsed, lit.ShUtil.Pipeline) or len(commands) < 2:
         raise _not_a_check(name, line)
     *producers, last = commands
-    checker = [a for a in last.args if a != "not"]
+    checker = list(last.args)
+    if checker[:1] == ["not"]:
+        raise UsageError(
+            Problem(
+                f"RUN line {line} expects its FileCheck to fail (`not FileCheck`): reduce keeps "
+                "a FileCheck failure",
+                Location(name, line),
+                "reduce a RUN line whose FileCheck is to pass, or use --pipeline",
+            )
+        )
     if not _is_filecheck(checker) or any(c.redirects for c in producers):
         raise _not_a_check(name, line)
-    if "--split-input-file" in " ".join(" ".join(c.args) for c in producers):
+    producer_args = [a for c in producers for a in c.args]
+    if any(a.lstrip("-").startswith("split") for a in producer_args if a.startswith("-")):
         raise UsageError(
             Problem(
                 f"RUN line {line} splits its input (--split-input-file): reduce takes one module",
@@ -126,6 +145,12 @@ def run_line(runner, path: Path, line: int, name: str) -> RunLine:
         tuple(checker[skip:]),
         verdict.search_path,
     )
+
+
+def _external_shell(runner, path: Path) -> bool:
+    from .external_shell import uses_external_shell
+
+    return uses_external_shell(runner.make_test(path))
 
 
 def _is_filecheck(args: Sequence[str]) -> bool:

@@ -53,10 +53,13 @@ class Reduction:
     complete: bool  # False when the time budget ended the search
 
     def summary(self) -> str:
-        factor = self.ops_before / max(self.ops_after, 1)
+        if self.ops_after:
+            smaller = f"{self.ops_before / self.ops_after:.1f}x smaller"
+        else:
+            smaller = "every op removed: the failure does not need one"
         ended = "" if self.complete else " (time budget reached)"
         return (
-            f"{self.ops_before} ops -> {self.ops_after} ops ({factor:.1f}x smaller) in "
+            f"{self.ops_before} ops -> {self.ops_after} ops ({smaller}) in "
             f"{self.tries} tries, {self.seconds:.1f} s{ended}"
         )
 

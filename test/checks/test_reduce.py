@@ -159,3 +159,41 @@ def test_a_run_line_whose_checks_pass_is_not_reduced(tmp_path: Path) -> None:
         "nothing to reduce\n  hint: the tool before FileCheck must succeed and FileCheck "
         "fail; `pytest FILE` or `lit FILE` shows how the line fails\n"
     )
+
+
+def test_a_run_line_that_expects_filecheck_to_fail_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "t.mlir").write_text(
+        "// RUN: mlirpipe-opt %s --pass-pipeline=builtin.module(cse) | not FileCheck %s\n"
+        "// CHECK: nothere\n" + thirty_ops()
+    )
+    status, _, err = mlirpipe("reduce", str(tmp_path / "t.mlir"), "--run-line", "1")
+    assert status == 2
+    assert err.splitlines()[0] == (
+        f"mlirpipe reduce: {tmp_path}/t.mlir:1: error: RUN line 1 expects its FileCheck to fail "
+        "(`not FileCheck`): reduce keeps a FileCheck failure"
+    )
+
+
+EXTERNAL_CFG = """\
+import os
+import lit.formats
+config.name = "EXTERNAL"
+config.test_format = lit.formats.ShTest(execute_external=True, force_execute_external=True)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+"""
+
+
+def test_a_run_line_of_a_suite_with_an_external_shell_is_refused_saying_why(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "lit.cfg.py").write_text(EXTERNAL_CFG)
+    (tmp_path / "t.mlir").write_text(
+        "// RUN: cat %s | FileCheck %s\n// CHECK: nothere\n" + thirty_ops()
+    )
+    status, _, err = mlirpipe("reduce", str(tmp_path / "t.mlir"), "--run-line", "1")
+    assert status == 2
+    assert err.splitlines()[0] == (
+        f"mlirpipe reduce: {tmp_path}/t.mlir: error: its suite runs RUN lines in an external "
+        "shell, whose commands lit does not report one by one"
+    )

@@ -151,6 +151,11 @@ USAGE_ERRORS = [
     ),
     (
         "mlirpipe",
+        ["reduce", "add.mlir", "--pipeline", "refbackend", "-o", "nodir/small.mlir"],
+        "mlirpipe reduce: error: -o nodir/small.mlir: there is no folder nodir",
+    ),
+    (
+        "mlirpipe",
         ["reduce", "add.mlir", "--run-line", "1"],
         "mlirpipe reduce: add.mlir: error: no RUN line at line 1 ran (RUN lines that ran: none)",
     ),
