@@ -323,31 +323,34 @@ def _external_failure(path: Path, verdict: FileVerdict, filecheck_engine: str) -
 
 def _directive_in(text: str) -> str | None:
     """The check file's line FileCheck names in `text`, as `FILE:LINE | the line`."""
-    m = _CHECK_ERROR.search(text)
-    if m is None:
-        return None
-    try:
-        source = Path(m.group("file")).read_text(errors="replace").splitlines()
-    except OSError:
-        return None
-    n = int(m.group("line"))
-    return f"  {m.group('file')}:{n} | {source[n - 1]}" if 1 <= n <= len(source) else None
+    found = _directive_line(text)
+    return f"  {found[0]}:{found[1]} | {found[2]}" if found else None
 
 
 def _failing_directive(step: RunStep) -> str | None:
     """The check file's line that FileCheck names in its error."""
     for result in step.results:
-        m = _CHECK_ERROR.search(result.stderr)
-        if m is None:
-            continue
+        found = _directive_line(result.stderr)
+        if found:
+            return f"  {found[1]} | {found[2]}"
+    return None
+
+
+def _directive_line(text: str) -> tuple[str, int, str] | None:
+    """(file, line, its text) of the first `FILE:LINE: error:` in `text` that names a comment
+    line (where CHECK directives live): a tool's own error at an IR line is not FileCheck's."""
+    for m in _CHECK_ERROR.finditer(text):
         try:
-            text = Path(m.group("file")).read_text(errors="replace").splitlines()
+            source = Path(m.group("file")).read_text(errors="replace").splitlines()
         except OSError:
             continue
         n = int(m.group("line"))
-        if 1 <= n <= len(text):
-            return f"  {n} | {text[n - 1]}"
+        if 1 <= n <= len(source) and source[n - 1].lstrip().startswith(_COMMENT_LEADERS):
+            return m.group("file"), n, source[n - 1]
     return None
+
+
+_COMMENT_LEADERS = ("//", "#", ";", "--")
 
 
 def _input_dump(step: RunStep) -> str | None:

@@ -150,8 +150,9 @@ def run_python_port(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: Text
     saved_print_line = FInput.print_line
     sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
     FInput.print_line = _print_line  # type: ignore[method-assign]
-    undo = _not_ranges_end_where_the_next_match_begins()
+    undo: Callable[[], None] = lambda: None  # noqa: E731
     try:
+        undo = _not_ranges_end_where_the_next_match_begins()
         filecheck_main(["filecheck", *argv])
     except SystemExit as exc:
         return _exit_status(exc.code, stderr)
@@ -177,16 +178,21 @@ def _not_ranges_end_where_the_next_match_begins() -> Callable[[], None]:
     from filecheck.finput import FInput, InputRange
     from filecheck.matcher import Matcher
 
-    find, match, post_check = FInput.find, FInput.match, Matcher._post_check
+    find, match = FInput.find, FInput.match
+    pre_check, post_check = Matcher._pre_check, Matcher._post_check
 
     def recording(method):
         def record(self, *args, **kwargs):
             found = method(self, *args, **kwargs)
-            if found is not None:
-                self.mlirpipe_match_start = found.start()
+            if found is not None and getattr(self, "mlirpipe_match_start", None) is None:
+                self.mlirpipe_match_start = found.start()  # the directive's first match
             return found
 
         return record
+
+    def fresh(self, op) -> None:
+        self.file.mlirpipe_match_start = None
+        pre_check(self, op)
 
     def checked_up_to_the_match(self, op) -> None:
         pending = self.ctx.negative_matches_start
@@ -206,17 +212,19 @@ def _not_ranges_end_where_the_next_match_begins() -> Callable[[], None]:
 
     FInput.find = recording(find)  # type: ignore[method-assign]
     FInput.match = recording(match)  # type: ignore[method-assign]
+    Matcher._pre_check = fresh  # type: ignore[method-assign]
     Matcher._post_check = checked_up_to_the_match  # type: ignore[method-assign]
 
     def undo() -> None:
         FInput.find, FInput.match = find, match  # type: ignore[method-assign]
+        Matcher._pre_check = pre_check  # type: ignore[method-assign]
         Matcher._post_check = post_check  # type: ignore[method-assign]
 
     return undo
 
 
 # The directives whose match ends a CHECK-NOT's range here (the port handles the others).
-_POSITIVE = frozenset({"CHECK", "NEXT", "SAME"})
+_POSITIVE = frozenset({"CHECK", "NEXT", "SAME", "COUNT"})
 
 
 def _print_line(self, pos_override: int | None = None, end_pos: int | None = None) -> str:

@@ -79,3 +79,15 @@ def test_a_filecheck_on_the_user_s_path_stays_as_the_run_line_wrote_it(
         .splitlines()[0]
         .endswith("&& my-opt x.mlir | FileCheck x.mlir")
     )
+
+
+def test_a_tool_s_own_error_at_an_ir_line_is_not_taken_for_the_failing_directive(
+    tmp_path: Path,
+) -> None:
+    test = tmp_path / "t.mlir"
+    test.write_text("// RUN: bad-opt %s | FileCheck %s\n// CHECK: foo.bar\n\n\nfoo.bar\n")
+    tool = CommandResult(("bad-opt", str(test)), 1, "", f"{test}:5:1: error: bad op\n")
+    check = CommandResult(("FileCheck", str(test)), 1, "", f"{test}:2:11: error: no match\n")
+    step = RunStep(line=1, command=f"bad-opt {test} | FileCheck {test}", results=(tool, check))
+    report = format_failure(test, FileVerdict("FAIL", "", True, steps=(step,)))
+    assert "failing directive:\n  2 | // CHECK: foo.bar\n" in report

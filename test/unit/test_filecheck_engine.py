@@ -135,6 +135,8 @@ NOT_BEFORE_NEXT_MATCH = [
     ("// CHECK: a\n// CHECK-NOT: foo\n// CHECK-NEXT: foo bar\n", "a\nfoo bar\n", 0),
     ("// CHECK: a\n// CHECK-NOT: bar\n// CHECK: foo\n", "a\nbar\nfoo\n", 1),
     ("// CHECK: a\n// CHECK-NOT: x\n// CHECK-SAME: b x\n", "a b x\n", 0),
+    ("// CHECK: x\n// CHECK-NOT: bar\n// CHECK-COUNT-2: foo bar\n", "x\nfoo bar\nfoo bar\n", 0),
+    ("// CHECK: x\n// CHECK-NOT: bar\n// CHECK-COUNT-2: foo\n", "x\nbar\nfoo\nfoo\n", 1),
 ]
 
 
