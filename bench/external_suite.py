@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from runner import LIT_TO_PYTEST  # beside this script
+
 LLVM_BIN = "/usr/lib/llvm-22/bin"
 LIT_CFG = """\
 # -*- Python -*-
@@ -127,36 +129,8 @@ def make_external_suite(root: Path, files: int, native: str, sources: int = 40) 
         (folder / f"f{i}{kinds[i % len(kinds)]}").write_text("// source\n")
 
 
-LIT_TO_PYTEST = {
-    "PASS": "passed",
-    "FAIL": "failed",
-    "XPASS": "failed",
-    "UNRESOLVED": "failed",
-    "TIMEOUT": "failed",
-    "XFAIL": "xfailed",
-    "UNSUPPORTED": "skipped",
-}
-
-
 def lit_verdicts(stdout: str) -> dict[str, str]:
     """File name (unique in the stand-in) -> pytest's word for lit's verdict, from lit's
     result lines."""
     found = re.finditer(r"^(\w+): EXT :: (?:\S+/)?(\S+) \(", stdout, re.MULTILINE)
     return {m[2]: LIT_TO_PYTEST[m[1]] for m in found}
-
-
-def pytest_verdicts(xml: Path) -> dict[str, str]:
-    """File name (unique in the stand-in) -> outcome, from pytest's --junitxml."""
-    import xml.etree.ElementTree as ET
-
-    out = {}
-    for case in ET.parse(xml).getroot().iter("testcase"):
-        skipped = case.find("skipped")
-        if case.find("failure") is not None or case.find("error") is not None:
-            outcome = "failed"
-        elif skipped is not None:
-            outcome = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
-        else:
-            outcome = "passed"
-        out[case.get("name")] = outcome
-    return out

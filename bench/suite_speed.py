@@ -206,14 +206,12 @@ def run_round(root: Path, shape: str, chosen: list[str], results: dict) -> None:
         wall, load, cpu, stdout = timed(cmd, root)
         if name.endswith("collect"):
             verdicts = None
-        elif shape == "external":
-            verdicts = (
-                external_suite.lit_verdicts(stdout)
-                if xml is None
-                else external_suite.pytest_verdicts(xml)
+        elif xml is not None:
+            verdicts = pytest_verdicts(xml)
+        else:  # the stand-ins' lit suites have names of their own
+            verdicts = (external_suite.lit_verdicts if shape == "external" else lit_verdicts)(
+                stdout
             )
-        else:
-            verdicts = lit_verdicts(stdout) if xml is None else pytest_verdicts(xml)
         results.setdefault(name, []).append((wall, load, cpu, verdicts))
         print(f"  {name:14s} {wall:7.2f} s  cpu {cpu:6.2f} s  other load {load:4.2f} cores")
 
