@@ -62,14 +62,15 @@ def reduce_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stde
 
     _check_flags(args)
     text, name = read_input(args.input, stdin)
+    printed = _printed(text, name)  # the form every candidate has
     oracle, scratch = _oracle(args, text, name)
     try:
-        target = oracle(_printed(text, name))
+        target = oracle(printed)
         if target is None:
             raise MlirpipeError(_nothing_to_reduce(args, name))
         stderr.write(f"reduce: keeping the failure: {target.describe()}\n")
         found = reduce_module(
-            _printed(text, name),
+            printed,
             oracle,
             target,
             budget=args.budget,
