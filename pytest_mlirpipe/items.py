@@ -55,6 +55,13 @@ def _lint(file: MlirFile) -> None:
     runner = file.config.stash[RUNNER_KEY]
     if runner.config.lint == "off":
         return
+    # xdist's workers all collect every file: one of them says the warnings (asked of this
+    # session's config: the environment is also a test's that runs pytest under xdist), and
+    # the others lint only when a finding could fail the file (each must collect the same).
+    worker = getattr(file.config, "workerinput", None)
+    said = worker is None or worker.get("workerid") == "gw0"
+    if not said and runner.config.lint != "error" and not _lint_may_be_error():
+        return
     findings = lint_file(runner.make_test(file.path), file.path) or []
     if not findings:
         return
@@ -63,16 +70,23 @@ def _lint(file: MlirFile) -> None:
     named = _lint_filter(first, str(file.path), findings[0].line)
     if runner.config.lint == "error" or named == "error":
         raise file.CollectError("\n".join(f.format(shown, "error") for f in findings))
-    # xdist's workers all collect every file: one of them says the warnings (asked of this
-    # session's config: the environment is also a test's that runs pytest under xdist).
-    worker = getattr(file.config, "workerinput", None)
-    said = worker is None or worker.get("workerid") == "gw0"
     with warnings.catch_warnings(record=not said):
         if named is None:  # the filters that apply are not about this warning
             warnings.simplefilter("always", MlirpipeLintWarning)
         for finding in findings:
             warning = MlirpipeLintWarning(finding.describe())
             warnings.warn_explicit(warning, MlirpipeLintWarning, str(file.path), finding.line)
+
+
+def _lint_may_be_error() -> bool:
+    """Whether a warning filter names MlirpipeLintWarning (or a subclass of it) as an error:
+    the one way, besides mlirpipe_lint = error, that a finding fails its file."""
+    from .filetests.lint import MlirpipeLintWarning
+
+    return any(
+        action == "error" and isinstance(kind, type) and issubclass(kind, MlirpipeLintWarning)
+        for action, _message, kind, _module, _line in warnings.filters
+    )
 
 
 def _lint_filter(warning: Warning, filename: str, line: int) -> str | None:

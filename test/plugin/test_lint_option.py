@@ -95,3 +95,51 @@ def test_an_unknown_mode_stops_the_run_with_the_accepted_ones(planted):
     result.stderr.fnmatch_lines(
         ["ERROR: mlirpipe: mlirpipe_lint must be one of off, warn, error, got 'loud'"]
     )
+
+
+# Writes down which process linted which file (xdist's worker id, "main" without xdist).
+COUNTING_CONFTEST = """
+import os
+from pathlib import Path
+
+import pytest_mlirpipe.filetests.lint as lint
+
+_real = lint.lint_file
+
+
+def _counted(test, path):
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(Path(__file__).parent / "linted.log", "a") as log:
+        log.write(f"{worker} {path.name}\\n")
+    return _real(test, path)
+
+
+lint.lint_file = _counted
+"""
+
+
+def _linted(pytester: pytest.Pytester) -> list[str]:
+    return sorted((pytester.path / "linted.log").read_text().splitlines())
+
+
+def test_under_xdist_one_worker_lints_when_findings_only_warn(planted):
+    planted.makeconftest(COUNTING_CONFTEST)
+    result = _run(planted, "-n", "2")
+    result.assert_outcomes(passed=2, warnings=1)
+    assert _linted(planted) == ["gw0 clean.mlir", "gw0 t.mlir"]
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        ("--mlirpipe-lint=error",),
+        ("-W", "error::pytest_mlirpipe.MlirpipeLintWarning"),
+    ],
+    ids=["lint-error", "filter-error"],
+)
+def test_under_xdist_every_worker_lints_when_a_finding_fails_its_file(planted, setting):
+    planted.makeconftest(COUNTING_CONFTEST)
+    result = planted.runpytest("-p", "no:cacheprovider", "-n", "2", *setting)
+    result.assert_outcomes(passed=1, errors=1)
+    linted = _linted(planted)
+    assert linted == ["gw0 clean.mlir", "gw0 t.mlir", "gw1 clean.mlir", "gw1 t.mlir"]
