@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -146,6 +147,7 @@ class LitSuiteDir(pytest.Directory):
         discovery = self.config.stash[RUNNER_KEY].discovery
         tests = discovery.tests_in(self.path) or frozenset()
         offered = _Offered(self, discovery)
+        offered_here = offered.files_of(self.path)
         ihook = self.ihook
         for entry in scandir(self.path):
             if entry.is_dir():
@@ -159,7 +161,7 @@ class LitSuiteDir(pytest.Directory):
                 directory = ihook.pytest_collect_directory(path=path, parent=self)
                 if directory is not None:
                     yield directory
-            elif entry.is_file() and (entry.name in tests or offered.file(self.path, entry.name)):
+            elif entry.is_file() and (entry.name in tests or offered_here(entry.name)):
                 path = Path(entry.path)
                 if not self.session.isinitpath(path) and (
                     ihook.pytest_ignore_collect(collection_path=path, config=self.config)
@@ -201,19 +203,27 @@ class _Offered:
         self.by_name = re.compile("|".join(fnmatch.translate(g) for g in globs if os.sep not in g))
         self.by_path = [g for g in globs if os.sep in g]
 
-    def file(self, folder: Path, name: str) -> bool:
+    def files_of(self, folder: Path) -> Callable[[str], bool]:
+        """Whether the hooks are to hear of a file of `folder`, by its name (what does not
+        depend on the name is worked out once: a source tree's folders hold thousands)."""
         from _pytest.pathlib import fnmatch_ex
 
-        if self.everything or name.endswith(".py"):
-            return True
+        if self.everything:
+            return lambda name: True
         # the run's arguments: only a folder that is one or holds one holds a file among them
-        if self.session.isinitpath(folder, with_parents=True) and self.session.isinitpath(
-            folder / name
-        ):
-            return True
-        if self.by_name.pattern and self.by_name.match(name):
-            return True
-        return any(fnmatch_ex(g, folder / name) for g in self.by_path)
+        holds_arguments = self.session.isinitpath(folder, with_parents=True)
+        by_name = self.by_name.match if self.by_name.pattern else None
+        by_path = self.by_path
+
+        def offered(name: str) -> bool:
+            return (
+                name.endswith(".py")
+                or (holds_arguments and self.session.isinitpath(folder / name))
+                or (by_name is not None and by_name(name) is not None)
+                or any(fnmatch_ex(g, folder / name) for g in by_path)
+            )
+
+        return offered
 
     def tree(self, folder: Path) -> bool:
         """Whether the folder's tree holds a file lit runs or one the hooks are to hear of
@@ -234,11 +244,12 @@ class _Offered:
                 entries = list(listing)
         except OSError:
             return True  # pytest reports it
+        offered = self.files_of(folder)
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 if self.tree(Path(entry.path)):
                     return True
-            elif entry.is_dir() or entry.name in SUITE_CONFIGS or self.file(folder, entry.name):
+            elif entry.is_dir() or entry.name in SUITE_CONFIGS or offered(entry.name):
                 return True
         return False
 
