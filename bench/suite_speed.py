@@ -11,8 +11,9 @@ script that starts the native binary, LLVM FileCheck from PATH, ~60 % `--split-i
 files, the tests in the `test/` folders of a source tree (`--sources` files per test beside
 them, which lit never runs).
 
-Runs `lit -j2`, `pytest -n 2` and serial `pytest` on it (and, for the external shape, `lit -j1`
-and the collection alone: `pytest --collect-only -q` against `lit --show-tests`) side by side,
+Runs `lit -j2`, `pytest -n 2` and serial `pytest` on it (and, for the external shape, `lit -j1`,
+the collection alone: `pytest --collect-only -q` against `lit --show-tests`, and the floor of any
+runner: the scripts lit wrote run two at a time by bench/commands_alone.py) side by side,
 one warm-up round (which records each runner's per-file times: lit's `.lit_test_times.txt`,
 pytest's cache) then --repeats rounds, the runners' order reversed every other round; prints
 medians of wall and CPU time (the runner and every process it started: it moves less than wall
@@ -22,7 +23,7 @@ run gave every file the same verdict (exit status 1 when not).
     python bench/suite_speed.py [--shape build] [--small 160] [--large 6] [--chunks 400]
                                 [--repeats 3] [--keep DIR] [--runners lit,n2,serial]
     python bench/suite_speed.py --shape external [--files 1050] [--sources 40]
-                                [--runners lit,lit1,n2,serial,collect]
+                                [--runners lit,floor,lit1,n2,serial,collect]
     python bench/suite_speed.py --quick [--shape external]   # a few files, one round
 """
 
@@ -186,6 +187,16 @@ def runners(root: Path, shape: str) -> dict[str, tuple[list[str], Path | None]]:
             root / "n2.xml",
         ),
         "pytest": ([py, "-m", "pytest", "-q", "--junitxml=serial.xml"], root / "serial.xml"),
+        "commands -P2": (
+            [
+                py,
+                str(Path(__file__).with_name("commands_alone.py")),
+                str(root / "build" / "test"),
+                "--path",
+                os.pathsep.join([str(root / "build" / "bin"), external_suite.LLVM_BIN]),
+            ],
+            None,
+        ),
         "lit collect": ([*lit, "--show-tests", folder], None),
         "pytest collect": ([py, "-m", "pytest", "--collect-only", "-q"], None),
     }
@@ -196,15 +207,16 @@ BASELINES = {
     "pytest -n 2": "lit -j2",
     "pytest": "lit -j1",
     "pytest collect": "lit collect",
+    "commands -P2": "lit -j2",
 }
 
 
 def run_round(root: Path, shape: str, chosen: list[str], results: dict) -> None:
-    for name, (cmd, xml) in runners(root, shape).items():
-        if name not in chosen:
-            continue
+    table = runners(root, shape)
+    for name in chosen:  # in the order given: every other round reverses it
+        cmd, xml = table[name]
         wall, load, cpu, stdout = timed(cmd, root)
-        if name.endswith("collect"):
+        if name.endswith("collect") or name.startswith("commands"):
             verdicts = None
         elif xml is not None:
             verdicts = pytest_verdicts(xml)
@@ -276,8 +288,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="timed rounds after the warm-up")
     ap.add_argument(
         "--runners",
-        help="of lit, lit1, n2, serial, collect (default: all but lit1 and "
-        "collect for the build shape, all for the external one)",
+        help="of lit, floor (external only: the commands alone, after lit), lit1, n2, "
+        "serial, collect (default: lit, n2 and serial for the build shape, all for the "
+        "external one)",
     )
     ap.add_argument("--quick", action="store_true", help="a few files, no warm-up, one round")
     ap.add_argument("--with-hypothesis", action="store_true", help="keep its pytest plugin")
@@ -286,15 +299,22 @@ def main() -> None:
     if args.quick:
         args.small, args.large, args.chunks, args.files, args.sources = 6, 1, 4, 12, 3
         args.repeats = 1
-    default = "lit,lit1,n2,serial,collect" if args.shape == "external" else "lit,n2,serial"
+    default = "lit,floor,lit1,n2,serial,collect" if args.shape == "external" else "lit,n2,serial"
     names = {
         "lit": ["lit -j2"],
         "lit1": ["lit -j1"],
+        "floor": ["commands -P2"],
         "n2": ["pytest -n 2"],
         "serial": ["pytest"],
         "collect": ["lit collect", "pytest collect"],
     }
-    chosen = [n for r in (args.runners or default).split(",") if r for n in names[r]]
+    asked = [r for r in (args.runners or default).split(",") if r]
+    unknown = [r for r in asked if r not in names]
+    if unknown:
+        ap.error(f"--runners: unknown {', '.join(unknown)} (of {', '.join(names)})")
+    if "floor" in asked and args.shape != "external":
+        ap.error("--runners: floor runs the scripts of an external shell (--shape external)")
+    chosen = [n for r in asked for n in names[r]]
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mlirpipe-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     try:

@@ -24,5 +24,24 @@ def test_the_quick_bench_gives_lits_verdicts_under_every_runner(shape: str, tmp_
     )
     assert "identical verdicts in every run: yes" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
-    for runner in ("lit -j2", "pytest -n 2", "pytest"):
+    runners = ("lit -j2", "pytest -n 2", "pytest")
+    if shape == "external":  # and the floor: the scripts lit wrote, two at a time
+        runners += ("lit -j1", "commands -P2", "lit collect", "pytest collect")
+    for runner in runners:
         assert f"\n{runner} " in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--runners", "lit,fast"], "--runners: unknown fast (of lit, lit1, floor, n2, "),
+        (["--runners", "floor"], "--runners: floor runs the scripts of an external shell"),
+    ],
+)
+def test_a_bad_runner_list_is_a_usage_error(args: list[str], message: str):
+    done = subprocess.run(
+        [sys.executable, str(BENCH), *args], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
