@@ -21,7 +21,7 @@ import os
 import lit.formats
 
 config.name = "EXT"
-config.test_format = lit.formats.ShTest(execute_external=True, force_execute_external=True)
+config.test_format = lit.formats.ShTest({shell})
 config.suffixes = [".mlir"]
 config.excludes = ["Inputs", "lit.cfg.py", "lit.local.cfg"]
 config.test_source_root = os.path.dirname(__file__)
@@ -95,19 +95,32 @@ def test_file(i: int) -> str:
     return "\n".join(lines) + "\n\n" + body
 
 
-def make_external_suite(root: Path, files: int, native: str, sources: int = 40) -> None:
+# The shell each shape of suite runs its RUN lines in (lit.formats.ShTest's arguments).
+SHELLS = {
+    "external": "execute_external=True, force_execute_external=True",
+    "internal": "execute_external=False",
+}
+
+
+def make_external_suite(
+    root: Path, files: int, native: str, sources: int = 40, shell: str = "external"
+) -> None:
     """`files` tests in the `test/` folders of 12 components of a source tree (the suite's
     root, `root/src`, holds lit.cfg.py), beside `sources` source files per test (C++ files,
     headers, CMakeLists.txt, BUILD.bazel: lit never runs them, pytest walks past them); the
-    tools in root/build/bin."""
+    tools in root/build/bin. `shell` "internal": lit's own shell runs the RUN lines and
+    `foo-opt` is the native tool itself, as a CMake-built compiler's suite has them."""
     bin_dir = root / "build" / "bin"
     bin_dir.mkdir(parents=True)
-    wrapper = bin_dir / "foo-opt"
-    wrapper.write_text(WRAPPER.format(native=native))
-    wrapper.chmod(0o755)
+    tool = bin_dir / "foo-opt"
+    if shell == "internal":
+        tool.symlink_to(native)
+    else:
+        tool.write_text(WRAPPER.format(native=native))
+        tool.chmod(0o755)
     src = root / "src"
     src.mkdir()
-    (src / "lit.cfg.py").write_text(LIT_CFG.format(llvm=LLVM_BIN))
+    (src / "lit.cfg.py").write_text(LIT_CFG.format(llvm=LLVM_BIN, shell=SHELLS[shell]))
     (root / "pytest.ini").write_text(
         "[pytest]\ntestpaths = src\naddopts = -p no:hypothesispytest\n"
     )

@@ -9,7 +9,8 @@ checked by the Python FileCheck (`filecheck`), a few failing, XFAIL and unsuppor
 with `ShTest(execute_external=True)`, a lit.local.cfg per folder, `foo-opt` a Python console
 script that starts the native binary, LLVM FileCheck from PATH, ~60 % `--split-input-file`
 files, the tests in the `test/` folders of a source tree (`--sources` files per test beside
-them, which lit never runs).
+them, which lit never runs). `--shape internal`: the same suite as a CMake-built compiler has
+it: lit's internal shell, `foo-opt` the native tool itself.
 
 Runs `lit -j2`, `pytest -n 2` and serial `pytest` on it (and, for the external shape, `lit -j1`,
 the collection alone: `pytest --collect-only -q` against `lit --show-tests`, and the floor of any
@@ -24,6 +25,7 @@ run gave every file the same verdict (exit status 1 when not).
                                 [--repeats 3] [--keep DIR] [--runners lit,n2,serial]
     python bench/suite_speed.py --shape external [--files 1050] [--sources 40]
                                 [--runners lit,floor,lit1,n2,serial,collect]
+    python bench/suite_speed.py --shape internal [--files 1050] [--sources 40]
     python bench/suite_speed.py --quick [--shape external]   # a few files, one round
 """
 
@@ -178,7 +180,7 @@ def runners(root: Path, shape: str) -> dict[str, tuple[list[str], Path | None]]:
     """Name -> (command, its junit file or None for lit's output)."""
     py = sys.executable
     lit = [py, "-c", "from lit.main import main; main()"]
-    folder = "src" if shape == "external" else "test"
+    folder = "test" if shape == "build" else "src"
     return {
         "lit -j2": ([*lit, "-j2", folder], None),
         "lit -j1": ([*lit, "-j1", folder], None),
@@ -221,9 +223,7 @@ def run_round(root: Path, shape: str, chosen: list[str], results: dict) -> None:
         elif xml is not None:
             verdicts = pytest_verdicts(xml)
         else:  # the stand-ins' lit suites have names of their own
-            verdicts = (external_suite.lit_verdicts if shape == "external" else lit_verdicts)(
-                stdout
-            )
+            verdicts = (lit_verdicts if shape == "build" else external_suite.lit_verdicts)(stdout)
         results.setdefault(name, []).append((wall, load, cpu, verdicts))
         print(f"  {name:14s} {wall:7.2f} s  cpu {cpu:6.2f} s  other load {load:4.2f} cores")
 
@@ -279,18 +279,18 @@ def _same_verdicts(results: dict, files: int) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", choices=("build", "external"), default="build")
+    ap.add_argument("--shape", choices=("build", "external", "internal"), default="build")
     ap.add_argument("--small", type=int, default=160, help="build: small files (default 160)")
     ap.add_argument("--large", type=int, default=6, help="build: --split-input-file files")
     ap.add_argument("--chunks", type=int, default=400, help="build: mean chunks per large file")
-    ap.add_argument("--files", type=int, default=1050, help="external: test files (1050)")
-    ap.add_argument("--sources", type=int, default=40, help="external: source files per test")
+    ap.add_argument("--files", type=int, default=1050, help="external, internal: test files")
+    ap.add_argument("--sources", type=int, default=40, help="external, internal: sources a test")
     ap.add_argument("--repeats", type=int, default=3, help="timed rounds after the warm-up")
     ap.add_argument(
         "--runners",
         help="of lit, floor (external only: the commands alone, after lit), lit1, n2, "
         "serial, collect (default: lit, n2 and serial for the build shape, all for the "
-        "external one)",
+        "external one, all but floor for the internal one)",
     )
     ap.add_argument("--quick", action="store_true", help="a few files, no warm-up, one round")
     ap.add_argument("--with-hypothesis", action="store_true", help="keep its pytest plugin")
@@ -299,7 +299,11 @@ def main() -> None:
     if args.quick:
         args.small, args.large, args.chunks, args.files, args.sources = 6, 1, 4, 12, 3
         args.repeats = 1
-    default = "lit,floor,lit1,n2,serial,collect" if args.shape == "external" else "lit,n2,serial"
+    default = {
+        "build": "lit,n2,serial",
+        "external": "lit,floor,lit1,n2,serial,collect",
+        "internal": "lit,lit1,n2,serial,collect",
+    }[args.shape]
     names = {
         "lit": ["lit -j2"],
         "lit1": ["lit -j1"],
@@ -318,8 +322,10 @@ def main() -> None:
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mlirpipe-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        if args.shape == "external":
-            external_suite.make_external_suite(root, args.files, native_opt(), args.sources)
+        if args.shape != "build":
+            external_suite.make_external_suite(
+                root, args.files, native_opt(), args.sources, shell=args.shape
+            )
             files = args.files
             print(f"suite in {root}: {files} test files among {files * args.sources} sources")
         else:
