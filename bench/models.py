@@ -4,10 +4,11 @@ Models (bench/workloads.py): bench/matmul.py's MLP (Linear 512->512, ReLU, Linea
 ReLU, Linear 512->10); a ResNet basic block (conv3x3-BN-ReLU-conv3x3-BN, the identity added,
 ReLU) at 64 channels 56x56; a depthwise-separable block (depthwise conv3x3-BN-ReLU, pointwise
 conv1x1-BN-ReLU) from 64 to 128 channels at 56x56; a pre-norm transformer encoder layer
-(sequence 128, width 256, 4 heads, feed-forward 1024). All in eval mode, BatchNorms with seeded
-running statistics (torch-mlir's import keeps them as ops: nothing folds them before the
-pipelines), each on a batch of 1 and of 8. `--small` takes the execution case library's sizes
-instead (a few channels, 8x8; sequence 8, width 16).
+(sequence 128, width 256, 4 heads, feed-forward 1024). All in eval mode, each on a batch of 1
+and of 8. The BatchNorms have seeded running statistics; the import does not fold them into the
+convolutions' weights but decomposes each into elementwise ops after its convolution.
+`--small` takes the execution case library's sizes instead (a few channels, 8x8; sequence 8,
+width 16).
 
 Runners: torch eager; the pipelines `refbackend-dps-blas` (matmuls as CBLAS calls, the rest
 loops) and `refbackend-vectorized` (MLIR alone, tiled and vectorized, its blocks on OpenMP
@@ -33,7 +34,7 @@ blocks (above 0.2 the row is flagged LOADED).
 Usage: python bench/models.py [--models mlp,resnet-block,dwsep-block,encoder] [--batches 1,8]
        [--threads 1,2] [--rounds 5] [--block-seconds 0.2] [--pause 0.25]
        [--max-call-seconds 1.5] [--skip RUNNER,...] [--small] [--mode jit|aot] [--iree]
-       python bench/models.py --quick [--small] [...]   # batch 1, 3 short rounds
+       python bench/models.py --quick [--small] [...]   # batch 1, 3 short rounds: < 1 min
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def _bench(
     for p in PIPELINES:
         if p in args.skip:
             continue
-        outputs[p], fn, why = _checked(checker, w, p, args.max_call_seconds)
+        outputs[p], fn, why = _checked(checker, w, p, args.max_call_seconds, min(args.threads))
         if why:
             notes.append(f"{w.name} batch {batch}, {p}: {why}")
         if fn is not None:
@@ -235,12 +236,16 @@ def _row(w: Workload, batch: int, threads: int, runner: str, checked: str, t, re
     ]
 
 
-def _checked(checker, w: Workload, pipeline: str, max_seconds: float):
+def _checked(checker, w: Workload, pipeline: str, max_seconds: float, threads: int):
     """('match', the native function to time or None, why it is not timed), or
-    ('MISMATCH' / 'FAILED', None, what the check found)."""
+    ('MISMATCH' / 'FAILED', None, what the check found). The call that decides whether to
+    time it runs on `threads` threads (BLAS and OpenMP): a BLAS library's own default of
+    one thread per core stalls on a loaded machine."""
     import time
 
     from pytest_mlirpipe import ExecutionMismatch
+    from pytest_mlirpipe.execution.native.blas_library import set_blas_threads
+    from pytest_mlirpipe.execution.native.openmp import set_openmp_threads
 
     try:
         checker.check(w.model, *w.inputs, pipelines=[pipeline], name=w.name, time_it=False)
@@ -250,6 +255,9 @@ def _checked(checker, w: Workload, pipeline: str, max_seconds: float):
         text = outcome.error or outcome.comparison.format()
         return what, None, text.strip().splitlines()[0]
     fn = checker.compile(w.model, *w.inputs, pipeline=pipeline).function
+    if fn.blas is not None:
+        set_blas_threads(fn.blas, threads)
+    set_openmp_threads(threads)
     call = fn.bind(*w.inputs)
     t0 = time.perf_counter()
     call()
