@@ -34,8 +34,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from timed_runs import (  # beside this script
+    add_timing_options,
+    import_iree,
+    iree_device,
+    load_average,
+    print_table,
+    timing_argv,
+    timing_config,
+    timing_fields,
+    torch_call,
+)
+from workloads import Workload, mlp_workload
 
 PLAIN = "refbackend-dps"
 BLAS = "refbackend-dps-blas"
@@ -43,14 +55,6 @@ CALLBACK_BLAS = "refbackend-blas"
 VECTORIZED = "refbackend-vectorized"
 DIRECT = "cblas_sgemm (ctypes)"
 IREE = "iree llvm-cpu"
-
-
-@dataclass
-class Workload:
-    name: str
-    model: object
-    inputs: list
-    flops: float
 
 
 def workloads(sizes: list[int], with_mlp: bool) -> list[Workload]:
@@ -72,24 +76,7 @@ def workloads(sizes: list[int], with_mlp: bool) -> list[Workload]:
         for n in sizes
     ]
     if with_mlp:
-        torch.manual_seed(0)
-        batch, width, classes = 128, 512, 10
-        mlp = nn.Sequential(
-            nn.Linear(width, width),
-            nn.ReLU(),
-            nn.Linear(width, width),
-            nn.ReLU(),
-            nn.Linear(width, classes),
-        ).eval()
-        flops = 2.0 * batch * (2 * width * width + width * classes)
-        out.append(
-            Workload(
-                f"mlp {batch}x{width}x{width}x{classes}",
-                mlp,
-                [torch.randn(batch, width, generator=gen)],
-                flops,
-            )
-        )
+        out.append(mlp_workload(128))
     return out
 
 
@@ -97,9 +84,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="256,512,1024,2048")
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--rounds", type=int, default=7, help="blocks per candidate")
-    ap.add_argument("--block-seconds", type=float, default=0.2)
-    ap.add_argument("--pause", type=float, default=0.25, help="seconds after every block")
+    add_timing_options(ap)
     ap.add_argument(
         "--plain-max-gflop",
         type=float,
@@ -116,7 +101,7 @@ def main() -> None:
     if args.iree_child:
         _time_iree(args)
         return
-    iree = _import_iree() if args.iree else None
+    iree = import_iree() if args.iree else None
 
     import numpy as np
     import torch
@@ -141,7 +126,7 @@ def main() -> None:
         from importlib.metadata import version
 
         print(f"IREE: {iree[0].__file__} (iree-base-compiler {version('iree-base-compiler')})")
-    print(f"load average at the start: {_load_average()}")
+    print(f"load average at the start: {load_average()}")
     print(
         f"timing: {args.rounds} rounds x 1 block of ~{args.block_seconds}s per candidate, "
         f"{args.pause}s pause after each block; peak {args.peak_per_core} GFLOP/s per core"
@@ -151,7 +136,7 @@ def main() -> None:
         with torch.no_grad():
             expected = w.model(*w.inputs).numpy()
         scale = float(np.abs(expected).max())
-        calls = {"torch": _torch_call(w.model, w.inputs)}
+        calls = {"torch": torch_call(w.model, w.inputs)}
         if w.name.startswith("matmul"):  # the library alone: the floor of any -blas pipeline
             calls[DIRECT] = _direct_sgemm(lib, *w.inputs)
         for p in pipelines:
@@ -171,7 +156,7 @@ def main() -> None:
         for threads in thread_counts:
             set_blas_threads(lib, threads)
             set_openmp_threads(threads)
-            config = _timing_config(args, threads)
+            config = timing_config(args, threads)
             with torch.no_grad():
                 timings = measure(calls, config)
             if iree is not None and w.name.startswith("matmul"):
@@ -216,7 +201,7 @@ def main() -> None:
         "blocks",
         "other cores",
     ]
-    _print_table(header, rows)
+    print_table(header, rows)
     print(
         "x torch: median / torch median (best x: best / torch best); below 1 is faster. "
         "of peak: median GFLOP/s over peak x threads. other cores: the most CPU other processes "
@@ -224,7 +209,7 @@ def main() -> None:
     )
     print()
     _print_side_by_side(rows, thread_counts)
-    print(f"load average at the end: {_load_average()}")
+    print(f"load average at the end: {load_average()}")
 
 
 SIDE_BY_SIDE = ("torch", DIRECT, VECTORIZED, IREE)
@@ -240,16 +225,7 @@ def _print_side_by_side(rows: list[list[str]], thread_counts: list[int]) -> None
         for w in dict.fromkeys(r[0] for r in rows if r[0].startswith("matmul"))
     ]
     print("median GFLOP/s (share of peak x threads):")
-    _print_table(header, table)
-
-
-def _load_average() -> str:
-    import os
-
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
-    except OSError:
-        return "unknown"
+    print_table(header, table)
 
 
 def _direct_sgemm(lib, a, b):
@@ -275,32 +251,6 @@ def _direct_sgemm(lib, a, b):
     return call
 
 
-def _import_iree():
-    try:
-        import iree.compiler as compiler
-        import iree.runtime as runtime
-    except ImportError as exc:
-        raise SystemExit(
-            f"--iree: IREE's Python packages do not import ({exc}); install them beside the "
-            "project, e.g. pip install --no-deps --target DIR iree-base-compiler==3.13.0 "
-            "iree-base-runtime==3.13.0, and run with PYTHONPATH=DIR"
-        ) from None
-    return compiler, runtime
-
-
-def _timing_config(args, threads: int):
-    """The run's timing protocol (--rounds, --block-seconds, --pause) on `threads` threads."""
-    from pytest_mlirpipe.execution.results.timing import TimingConfig
-
-    return TimingConfig(
-        warmup=3,
-        blocks=args.rounds,
-        block_seconds=args.block_seconds,
-        pause_seconds=args.pause,
-        threads=threads,
-    )
-
-
 def _iree_in_a_process(n: int, threads: int, args):
     """IREE's timing of the N x N matmul on `threads` threads, from a process of its own."""
     import json
@@ -312,10 +262,8 @@ def _iree_in_a_process(n: int, threads: int, args):
         __file__,
         "--iree-child",
         f"{n}:{threads}",
-        "--rounds",
-        str(args.rounds),
+        *timing_argv(args),
     ]
-    argv += ["--block-seconds", str(args.block_seconds), "--pause", str(args.pause)]
     ran = subprocess.run(argv, capture_output=True, text=True, check=False)
     if ran.returncode != 0:
         raise SystemExit(f"IREE at N={n} on {threads} threads failed:\n{ran.stdout}{ran.stderr}")
@@ -333,7 +281,7 @@ def _time_iree(args) -> None:
 
     from pytest_mlirpipe.execution.results.timing import measure
 
-    compiler, runtime = _import_iree()
+    compiler, runtime = import_iree()
     n, threads = (int(x) for x in args.iree_child.split(":"))
     w = workloads([n], False)[0]
     a, b = (x.numpy() for x in w.inputs)
@@ -348,8 +296,7 @@ def _time_iree(args) -> None:
     vmfb = compiler.compile_str(
         source, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"]
     )
-    runtime.flags.parse_flags(f"--task_topology_max_group_count={threads}")
-    device = runtime.get_driver("local-task").create_default_device()
+    device = iree_device(runtime, threads)
     context = runtime.SystemContext(config=runtime.Config(device=device))
     context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
     fn = context.modules.module["mm"]
@@ -362,32 +309,8 @@ def _time_iree(args) -> None:
         expected = w.model(*w.inputs).numpy()
     if not np.allclose(call(), expected, rtol=1e-3, atol=1e-4 * float(np.abs(expected).max())):
         raise SystemExit(f"{w.name}: IREE differs from torch")
-    timing = measure({IREE: call}, _timing_config(args, threads))[IREE]
-    fields = ("median", "minimum", "blocks", "calls_per_block", "other_cpu", "loaded")
-    print(json.dumps({f: getattr(timing, f) for f in fields}))
-
-
-def _torch_call(model, inputs):
-    def call():
-        return model(*inputs)
-
-    return call
-
-
-def _print_table(header: list[str], rows: list[list[str]]) -> None:
-    full = [r for r in rows if len(r) == len(header)]
-    widths = [max(len(r[i]) for r in [header, *full]) for i in range(len(header))]
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
-    print("  ".join("-" * w for w in widths))
-    last = None
-    for r in rows:
-        if last is not None and r[0] != last:
-            print()
-        last = r[0]
-        if len(r) != len(header):
-            print("  ".join(r))
-            continue
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    timing = measure({IREE: call}, timing_config(args, threads))[IREE]
+    print(json.dumps(timing_fields(timing)))
 
 
 if __name__ == "__main__":

@@ -157,6 +157,61 @@ class Attention(nn.Module):
         return x + torch.matmul(torch.softmax(scores, dim=-1), self.v(x))
 
 
+def with_running_stats(module: nn.Module, seed: int) -> nn.Module:
+    """`module` in eval mode, its BatchNorms given seeded running statistics (a fresh
+    BatchNorm's are the identity, which a folding or a lowering could get wrong unseen)."""
+    gen = torch.Generator().manual_seed(seed)
+    for bn in module.modules():
+        if isinstance(bn, nn.BatchNorm2d):
+            bn.running_mean.copy_(0.1 * torch.randn(bn.num_features, generator=gen))
+            bn.running_var.copy_(0.5 + torch.rand(bn.num_features, generator=gen))
+    return module.eval()
+
+
+class ResNetBasicBlock(nn.Module):
+    """ResNet's basic block: conv3x3-BN-ReLU-conv3x3-BN, the identity added, ReLU."""
+
+    def __init__(self, channels: int = 4):
+        super().__init__()
+        torch.manual_seed(5)
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+        with_running_stats(self, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
+class DepthwiseSeparableBlock(nn.Module):
+    """MobileNet's block: depthwise conv3x3-BN-ReLU, then pointwise conv1x1-BN-ReLU."""
+
+    def __init__(self, channels: int = 4, out_channels: int = 8):
+        super().__init__()
+        torch.manual_seed(6)
+        self.depthwise = nn.Conv2d(channels, channels, 3, padding=1, groups=channels, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.pointwise = nn.Conv2d(channels, out_channels, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(out_channels)
+        with_running_stats(self, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn1(self.depthwise(x)))
+        return torch.relu(self.bn2(self.pointwise(y)))
+
+
+def encoder_layer(width: int = 16, heads: int = 2, feed_forward: int = 32) -> nn.Module:
+    """A pre-norm transformer encoder layer (batch first, no dropout), in eval mode."""
+    torch.manual_seed(7)
+    return seeded(
+        nn.TransformerEncoderLayer(
+            width, heads, feed_forward, dropout=0.0, batch_first=True, norm_first=True
+        )
+    )
+
+
 class Reductions(nn.Module):
     """Several results: a sum over rows, a mean over columns, a max and a scalar total."""
 
@@ -367,6 +422,26 @@ CASES: list[Case] = [
     Case("softmax", Softmax, inputs(randn(4, 16))),
     Case("layernorm", layernorm, inputs(randn(4, 16))),
     Case("attention", Attention, inputs(randn(1, 6, 16)), pipelines=with_matmul_twins(WITH_TOSA)),
+    Case(
+        "resnet-basic-block",
+        ResNetBasicBlock,
+        inputs(randn(2, 4, 8, 8)),
+        pipelines=(*WITH_TOSA, "tosa-vectorized"),
+        flops=2 * 2 * (2 * 4 * 4 * 9 * 8 * 8),
+    ),
+    Case(
+        "depthwise-separable-block",
+        DepthwiseSeparableBlock,
+        inputs(randn(2, 4, 8, 8)),
+        pipelines=(*WITH_TOSA, "tosa-vectorized"),
+        flops=2 * (2 * 4 * 9 * 8 * 8 + 2 * 4 * 8 * 8 * 8),
+    ),
+    Case(
+        "encoder-layer-pre-norm",
+        encoder_layer,
+        inputs(randn(2, 8, 16)),
+        pipelines=with_matmul_twins(WITH_TOSA),
+    ),
     Case("reductions", Reductions, inputs(randn(5, 7))),
     Case("broadcast-chain", BroadcastChain, inputs(randn(4, 1), randn(1, 5), randn(5))),
     Case(
