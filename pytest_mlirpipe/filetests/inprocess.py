@@ -41,6 +41,20 @@ IR_ASSERT_TOOL = "-mpytest_mlirpipe.tools.ir_assert"  # parses IR with the bindi
 _NATIVE_MARKS = (OPT_TOOL, IR_ASSERT_TOOL, "%{readfile:")
 
 
+# What a file's text or a substitution holds when it may bring such a tool into a script:
+# the tools' module (as the tool commands spell it) or a late `%{readfile:...}`.
+NATIVE_WORDS = (b"pytest_mlirpipe", b"readfile")
+
+
+def may_bring_native_code(substitutions) -> bool:
+    """Whether a config's substitutions (lit's (pattern, replacement) pairs) may put a tool
+    that runs native code here into a script."""
+    return any(
+        not isinstance(replacement, str) or any(w.decode() in replacement for w in NATIVE_WORDS)
+        for _, replacement in substitutions
+    )
+
+
 def runs_native_code(script: list[str]) -> bool:
     """Whether a substituted script may run native code in this process (`mlirpipe-opt`):
     without it, only lit's shell, its subprocesses and the Python FileCheck run here."""

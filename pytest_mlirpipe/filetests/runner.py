@@ -50,6 +50,8 @@ class FileTestRunner:
         self._contained_lit_config = _lit_config({**params, CONTAINED_PARAM: "1"})
         self._cache: dict = {}
         self._warm: set[str] = set()
+        # A lit config -> whether its substitutions may bring in a tool that runs native code.
+        self._brings_native: dict = {}
         # A file of a lit suite -> lit's (suite, path in suite, local config) of it.
         self._in_suites: dict[Path, tuple] = {}
         self._lock = threading.Lock()
@@ -141,9 +143,14 @@ class FileTestRunner:
         test = self.make_test(path)
         if getattr(test.config.test_format, "execute_external", False):
             return False  # lit runs the RUN lines in an external shell: nothing runs here
-        from .inprocess import runs_native_code
+        from .inprocess import may_bring_native_code, runs_native_code
         from .script import substituted_script
 
+        config = test.config
+        if config not in self._brings_native:
+            self._brings_native[config] = may_bring_native_code(config.substitutions)
+        if not self._brings_native[config] and not _may_name_native_code(path):
+            return False  # neither the file nor its config's substitutions name such a tool
         script = substituted_script(test)
         return script is None or runs_native_code(script)
 
@@ -260,6 +267,18 @@ class FileTestRunner:
             warnings=locate_disagreements(disagreements.value if disagreements else (), steps),
             search_path=test.config.environment.get("PATH", ""),
         )
+
+
+def _may_name_native_code(path: Path) -> bool:
+    """Whether the file's text may bring a tool that runs native code here into its RUN
+    lines itself (a DEFINE line, a `%{readfile:...}`); True when it cannot be read."""
+    from .inprocess import NATIVE_WORDS
+
+    try:
+        text = path.read_bytes()
+    except OSError:
+        return True
+    return any(word in text for word in NATIVE_WORDS)
 
 
 def _names_mlirpipe(path: Path) -> bool:

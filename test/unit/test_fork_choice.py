@@ -87,3 +87,65 @@ def test_a_file_with_a_time_limit_is_forked_whatever_it_runs(tmp_path, forks, co
 )
 def test_native_code_is_told_from_the_substituted_script(line, native):
     assert runs_native_code(["echo '# RUN: at line 1'", line]) is native
+
+
+# A foreign suite of lit's internal shell; `extra` adds to its config.
+SUITE_CFG = """\
+import lit.formats
+config.name = "FOREIGN"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.test_source_root = config.test_exec_root = __import__("os").path.dirname(__file__)
+{extra}
+"""
+OPT = "/usr/bin/python -mpytest_mlirpipe.tools.opt"
+
+
+def _suite(tmp_path: Path, extra: str = "") -> Path:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "lit.cfg.py").write_text(SUITE_CFG.format(extra=extra))
+    return suite
+
+
+@pytest.fixture
+def substituted(monkeypatch) -> list[str]:
+    """The files whose scripts were substituted to tell whether they run native code."""
+    import pytest_mlirpipe.filetests.script as script
+
+    asked: list[str] = []
+    real = script.substituted_script
+
+    def counted(test, features=None):
+        asked.append(test.getSourcePath().rsplit("/", 1)[-1])
+        return real(test, features)
+
+    monkeypatch.setattr(script, "substituted_script", counted)
+    return asked
+
+
+def test_a_file_naming_no_such_tool_in_a_config_that_brings_none_is_not_substituted(
+    tmp_path, substituted
+):
+    path = _file(_suite(tmp_path), "plain.mlir", NO_NATIVE)
+    runner = FileTestRunner(tmp_path / "out", RunConfig(isolation="fork"))
+    assert runner._runs_native_code(path) is False
+    assert substituted == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "text"),
+    [
+        (f"config.substitutions.append(('%opt', {OPT!r}))", "// RUN: %opt %s | filecheck %s\n"),
+        ("", "// RUN: cat %s | filecheck %s\n// RUN: %{readfile:%s.args}\n"),
+        ("", f"// DEFINE: %{{opt}} = {OPT}\n// RUN: %{{opt}} %s | filecheck %s\n"),
+    ],
+    ids=["config-substitution", "readfile", "define-line"],
+)
+def test_a_tool_a_substitution_or_the_file_may_bring_in_is_looked_for_in_the_script(
+    tmp_path, substituted, extra, text
+):
+    path = _file(_suite(tmp_path, extra), "opt.mlir", text + "// CHECK: func.func @f\n")
+    runner = FileTestRunner(tmp_path / "out", RunConfig(isolation="fork"))
+    assert runner._runs_native_code(path) is True
+    assert substituted == ["opt.mlir"]
