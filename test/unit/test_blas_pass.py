@@ -411,6 +411,38 @@ def test_seed_before_and_after_the_pass():
     assert "call @mlirpipe_blas_f32_gemm(%arg0, %arg1, %alloc)" in _forward_body(after)
 
 
+# refbackend's bufferize stage as it was, with copy-before-write: the fill goes to a temporary
+# that is copied into the matmul's output.
+COPY_BEFORE_WRITE = """\
+[pipeline]
+name = "blas-copy-before-write"
+extends = "refbackend-blas"
+description = "refbackend-blas bufferized with copy-before-write"
+
+[[stage]]
+name = "bufferize"
+replaces = "bufferize"
+reason = "a copy before every write"
+passes = [
+    "func.func(tm-tensor-bufferize)",
+    "one-shot-bufferize{copy-before-write unknown-type-conversion=identity-layout-map}",
+]
+"""
+
+
+def test_the_copy_of_a_zero_filled_temporary_folds_into_beta_0(tmp_path):
+    (tmp_path / "blas-copy-before-write.toml").write_text(COPY_BEFORE_WRITE)
+    pipeline = catalog_for([tmp_path]).get("blas-copy-before-write")
+    source = _fill_matmul(2, 2, 2)
+    snapshots = run_stages(source, pipeline, stop_after="matmul-to-blas", capture=True).snapshots
+    before, after = snapshots[-2].ir, snapshots[-1].ir
+    assert _forward_body(before).count("memref.alloc") == 2 and "memref.copy" in before
+    body = _forward_body(after)
+    assert body.count("memref.alloc") == 1
+    assert "memref.copy" not in body and "linalg.fill" not in body
+    assert _gemm_call(after)["beta"] == 0.0
+
+
 def test_final_ir_of_every_blas_pipeline_is_llvm_only():
     dialect_op = re.compile(r"^\s*(%\S+ = )?(func|memref|arith|cf|scf|linalg|bufferization)\.")
     for pipeline in ("refbackend-blas", "tosa-blas"):
