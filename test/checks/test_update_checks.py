@@ -84,7 +84,7 @@ def test_only_failing_run_lines_are_regenerated_and_a_second_run_changes_nothing
     assert kept == [ln for ln in STAGES.splitlines() if not ln.startswith(("// BUF", "// OTH"))]
     assert "// BUF-LABEL: func.func @forward(\n// BUF-SAME:" in updated
     assert "// BUF:           linalg.fill ins(%[[VAL_2]] : f32) outs(%[[VAL_3]]" in updated
-    assert "// OTHER:           memref.copy %[[VAL_3]], %[[VAL_4]]" in updated
+    assert "// OTHER:           linalg.matmul ins(%[[VAL_1]], %[[VAL_0]] : " in updated
     assert updated.index("// OTHER-LABEL") > updated.index("// BUF:         }")
     again = suite.runpytest("-p", "no:cacheprovider", "--mlirpipe-update-checks")
     again.assert_outcomes(passed=1)

@@ -52,7 +52,7 @@ def test_each_stage_keeps_its_passes_and_time_and_the_input_has_none(matmul_repo
     assert (first.number, first.name, first.seconds, first.passes) == (0, "input", None, ())
     assert [v.number for v in stages] == list(range(1, 10))
     assert all(v.seconds is not None and v.seconds >= 0 for v in stages)
-    assert stages[1].name == "bufferize" and "one-shot-bufferize" in stages[1].passes[1]
+    assert stages[1].name == "bufferize" and "one-shot-bufferize" in stages[1].passes[0]
 
 
 def test_a_stage_that_changes_nothing_has_no_diff_and_one_that_does_has_its_counts(

@@ -377,7 +377,8 @@ def _forward_body(ir: str) -> str:
         (TRANSPOSE_A, (112, 111), (5, 3, 3), 0.0),
         (MAPS_TT, (112, 112), (5, 4, 3), 0.0),
         (GENERIC_BT, (111, 112), (4, 4, 3), 0.0),
-        (SLICES, (111, 111), (9, 3, 3), 0.0),
+        # written in place into the zero-filled 7x6 buffer, which the fill covers beyond C
+        (SLICES, (111, 111), (9, 3, 6), 1.0),
         (BATCH, (111, 111), (4, 6, 6), 0.0),
         (BIAS, (111, 111), (4, 3, 3), 1.0),
     ],
@@ -404,10 +405,42 @@ def test_the_entry_point_allocates_only_the_result_and_fills_or_copies_nothing(s
 
 def test_seed_before_and_after_the_pass():
     before = _after_pass(_fill_matmul(2, 2, 2), stop="finalizing-bufferize")
-    assert _forward_body(before).count("memref.alloc") == 2  # copy-before-write's copy
-    assert "memref.copy" in before and "linalg.fill" in before
+    assert _forward_body(before).count("memref.alloc") == 1  # filled and written in place
+    assert "memref.copy" not in before and "linalg.fill" in before
     after = _after_pass(_fill_matmul(2, 2, 2))
     assert "call @mlirpipe_blas_f32_gemm(%arg0, %arg1, %alloc)" in _forward_body(after)
+
+
+# refbackend's bufferize stage as it was, with copy-before-write: the fill goes to a temporary
+# that is copied into the matmul's output.
+COPY_BEFORE_WRITE = """\
+[pipeline]
+name = "blas-copy-before-write"
+extends = "refbackend-blas"
+description = "refbackend-blas bufferized with copy-before-write"
+
+[[stage]]
+name = "bufferize"
+replaces = "bufferize"
+reason = "a copy before every write"
+passes = [
+    "func.func(tm-tensor-bufferize)",
+    "one-shot-bufferize{copy-before-write unknown-type-conversion=identity-layout-map}",
+]
+"""
+
+
+def test_the_copy_of_a_zero_filled_temporary_folds_into_beta_0(tmp_path):
+    (tmp_path / "blas-copy-before-write.toml").write_text(COPY_BEFORE_WRITE)
+    pipeline = catalog_for([tmp_path]).get("blas-copy-before-write")
+    source = _fill_matmul(2, 2, 2)
+    snapshots = run_stages(source, pipeline, stop_after="matmul-to-blas", capture=True).snapshots
+    before, after = snapshots[-2].ir, snapshots[-1].ir
+    assert _forward_body(before).count("memref.alloc") == 2 and "memref.copy" in before
+    body = _forward_body(after)
+    assert body.count("memref.alloc") == 1
+    assert "memref.copy" not in body and "linalg.fill" not in body
+    assert _gemm_call(after)["beta"] == 0.0
 
 
 def test_final_ir_of_every_blas_pipeline_is_llvm_only():

@@ -15,8 +15,9 @@ from pytest_mlirpipe.lowering.catalog import PIPELINES_PATH_ENV
 from pytest_mlirpipe.tools import opt
 
 BUFFERIZE_PASSES = (
-    "func.func(tm-tensor-bufferize),"
-    "one-shot-bufferize{copy-before-write unknown-type-conversion=identity-layout-map}"
+    "one-shot-bufferize{allow-unknown-ops allow-return-allocs-from-loops "
+    "unknown-type-conversion=identity-layout-map},"
+    "func.func(tm-tensor-bufferize)"
 )
 
 # A pipeline whose inserted stage fails on the matmul: linalg is still there after bufferize.

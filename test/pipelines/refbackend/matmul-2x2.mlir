@@ -29,12 +29,13 @@
 // FINAL-NOT: bufferization.to_tensor
 // FINAL-NOT: bufferization.to_buffer
 
-// The zero-filled temporary is freed; the returned buffer is not.
-// DEALLOC: %[[TMP:.*]] = memref.alloc()
+// One buffer, zero-filled and accumulated into in place (no temporary, no copy), is returned
+// and so not freed.
 // DEALLOC: %[[OUT:.*]] = memref.alloc()
-// DEALLOC: linalg.matmul
-// DEALLOC: memref.dealloc %[[TMP]]
-// DEALLOC-NOT: memref.dealloc %[[OUT]]
+// DEALLOC-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]] : memref<2x2xf32>)
+// DEALLOC-NEXT: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<2x2xf32>, memref<2x2xf32>) outs(%[[OUT]] : memref<2x2xf32>)
+// DEALLOC-NOT: memref.dealloc
+// DEALLOC-NOT: memref.copy
 // DEALLOC: return %[[OUT]]
 
 // ExecutionEngine ABI: unranked memrefs in, results through a callback.
