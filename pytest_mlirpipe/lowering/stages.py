@@ -120,7 +120,7 @@ def build_pass_manager(
                 pending = []
             options = _python_pass_options(py, el, pass_options)
             pm.add(
-                py.factory(options),
+                _failing_on_exceptions(py.factory(options), py.argument),
                 name=py.argument,
                 argument=py.argument,
                 description=py.description,
@@ -128,6 +128,27 @@ def build_pass_manager(
         if pending:
             pm.add(",".join(pending))
         return pm
+
+
+def _failing_on_exceptions(body, argument: str):
+    """A Python-defined pass's body whose exceptions fail the pass with an error at the
+    operation it ran on, naming the pass, the exception and where it was raised (a bug in a
+    pass is the stage's failure, reported as any other; it does not end the run)."""
+    import traceback
+
+    def run(op, pass_) -> None:
+        try:
+            body(op, pass_)
+        except Exception as exc:
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            text = " ".join(str(exc).split()) or "(no message)"
+            op.location.emit_error(
+                f"Python pass '{argument}' raised {type(exc).__name__} at "
+                f"{frame.filename}:{frame.lineno}: {text}"
+            )
+            pass_.signal_pass_failure()
+
+    return run
 
 
 def _refuse_nested_python_pass(el: Element) -> None:

@@ -83,3 +83,28 @@ def test_the_module_that_registered_a_name_registers_it_again_when_imported_agai
     passes.register("my-pass", "after the re-import")(again)
     assert passes.get("my-pass").factory is again
     assert passes.get("my-pass").description == "after the re-import"
+
+
+def test_an_exception_in_a_python_pass_fails_its_stage_naming_the_pass_and_where(tmp_path):
+    import io
+
+    from pytest_mlirpipe.tools import opt
+
+    def factory(options):
+        def run(op, pass_):
+            raise ValueError("no rule for\n  this op")
+
+        return run
+
+    passes.register("test-raising-pass", "raises")(factory)
+    source = tmp_path / "m.mlir"
+    source.write_text("func.func @f() {\n  return\n}\n")
+    out, err = io.StringIO(), io.StringIO()
+    argv = [str(source), "--pass-pipeline", "builtin.module(test-raising-pass)"]
+    status = opt.run(argv, io.StringIO(), out, err)
+    assert status == 1
+    assert (
+        f"{source}: error: Python pass 'test-raising-pass' raised ValueError at {__file__}:"
+    ) in err.getvalue()
+    assert ": no rule for this op" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
