@@ -509,12 +509,6 @@ CASES: list[Case] = [
         Multinomial,
         inputs(lambda g: torch.rand(100, generator=g, dtype=torch.float64)),
         pipelines=BASE,
-        xfail={
-            pipeline: "destination passing's write check runs the model twice, with different "
-            "out-param fills, and wants the same bytes back; the RNG seed advances between the "
-            "runs, so the mean of new draws reads as an element the model did not write"
-            for pipeline in ("refbackend-dps", "refbackend-vectorized")
-        },
     ),
     Case(
         "complex",

@@ -11,7 +11,7 @@ from cases import Add, Scalars, Uint8Ops
 
 from pytest_mlirpipe.errors import MlirpipeError
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
-from pytest_mlirpipe.execution.native.jit import Abi, EntryAbi, NativeFunction
+from pytest_mlirpipe.execution.native.jit import SECOND_FILL, Abi, EntryAbi, NativeFunction
 from pytest_mlirpipe.execution.native.signature import (
     BoundaryError,
     EntrySignature,
@@ -152,6 +152,38 @@ def test_a_0d_out_param_never_written_is_reported() -> None:
     with pytest.raises(MlirpipeError) as info:
         fn.checked_call(np.zeros(2, np.float32))
     assert "result 0 ('total'): @forward did not write 1 of 1 elements" in info.value.format()
+
+
+def test_a_never_written_out_param_of_a_drawn_result_is_reported_too() -> None:
+    fn = _writes_nothing((TensorType("sample", (3,), "f32"),))
+    with pytest.raises(MlirpipeError) as info:
+        fn.checked_call(np.zeros(2, np.float32), drawn=[0])
+    assert "result 0 ('sample'): @forward did not write 3 of 3 elements" in info.value.format()
+
+
+def _second_fill(n: int) -> np.ndarray:
+    out = np.empty(n, np.float32)
+    out.view(np.uint8)[...] = SECOND_FILL
+    return out
+
+
+def test_a_result_drawn_anew_by_each_run_is_written_where_it_left_neither_fill() -> None:
+    from pytest_mlirpipe.execution.native.jit import _require_written
+
+    sig = EntrySignature("forward", (), (TensorType("sample", (3,), "f32"),))
+    first = [np.array([0.25, 0.5, 0.75], np.float32)]
+    second = [np.array([0.1, 0.2, 0.3], np.float32)]
+    _require_written(sig, first, second, drawn=[0])  # new draws: every element written
+    with pytest.raises(MlirpipeError):  # not drawn: a difference is an unwritten element
+        _require_written(sig, first, second)
+    kept = second[0].copy()
+    kept[1:] = _second_fill(2)
+    first[0][1:] = np.nan
+    with pytest.raises(MlirpipeError) as info:
+        _require_written(sig, first, [kept], drawn=[0])
+    assert "did not write 2 of 3 elements of its out-param (first at [1], [2])" in (
+        info.value.format()
+    )
 
 
 SCALAR_RESULTS = """
