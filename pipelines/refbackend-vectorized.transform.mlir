@@ -15,6 +15,12 @@
 // by column (n outer, m inner), so the k-block x 16 panel of B is reused by every row tile. Loops whose step does not divide
 // their extent are peeled: the full tiles are static, and the partial ones at the edges are
 // vectorized with masks of the register tile's size.
+//
+// Per convolution on NHWC images (linalg.conv_2d_nhwc_hwcf, linalg.depthwise_conv_2d_nhwc_hwc:
+// mlirpipe-conv-to-nhwc made them): blocks of `conv-rows` output rows as scf.forall, register
+// tiles of one output row (`conv-register`, `depthwise-register`: output columns x channels),
+// loops over the filter's rows and the input channels inside them, each tile decomposed into a
+// 1-D convolution and vectorized (outer products of input columns and output channels).
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.matmul"]} in %root
@@ -28,6 +34,19 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %bmm : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_batch_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    // Convolutions (on NHWC images: mlirpipe-conv-to-nhwc ran before) into 1-D ones.
+    %convs = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %convs : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_conv failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %dws = transform.structured.match ops{["linalg.depthwise_conv_2d_nhwc_hwc"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %dws : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_depthwise_conv failures(propagate) (%op) : (!transform.any_op) -> ()
     }
     // The zero fill of C moves after the reshape to panels (then it is the contract's producer).
     %all = transform.structured.match ops{["func.func"]} in %root
@@ -88,6 +107,59 @@ module attributes {transform.with_named_sequence} {
       interchange = [1, 0, 2] {mlirpipe.sizes = ["register"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %reg "mlirpipe.register_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A convolution on NHWC images (loops n, oh, ow, f, kh, kw, c): blocks of `conv-rows`
+  // output rows as scf.forall with the fill of the result fused in; register
+  // tiles of `conv-register` (output columns x output channels) of one output row; in each, a loop
+  // over the filter's rows and one over the input channels by `conv-channels`, then the tile as a
+  // 1-D convolution (one filter row over one input row) that the vectorizer handles.
+  transform.named_sequence @tile_conv(%conv: !transform.any_op {transform.consumed}) {
+    %fill = transform.get_producer_of_operand %conv[2] : (!transform.any_op) -> !transform.any_op
+    %blk, %forall = transform.structured.tile_using_forall %conv tile_sizes [1, 4]
+      {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_conv_fill failures(suppress) (%fill, %forall)
+      : (!transform.any_op, !transform.any_op) -> ()
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "conv-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %red, %kl:2 = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0, 1]
+      {mlirpipe.sizes = [0, 0, 0, 0, 1, 0, "conv-channels"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
+    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A depthwise convolution on NHWC images (loops n, oh, ow, c, kh, kw): blocks of
+  // `conv-rows` output rows as scf.forall, register tiles of `depthwise-register` (output
+  // columns x channels) of one output row, a loop over the filter's rows, each a 1-D depthwise
+  // convolution.
+  transform.named_sequence @tile_depthwise_conv(%conv: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %conv tile_sizes [1, 4]
+      {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "depthwise-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %red, %kl = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
+    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // The zero fill of a convolution's result, fused into a block and tiled like its register
+  // tiles.
+  transform.named_sequence @fuse_conv_fill(%fill: !transform.any_op {transform.consumed},
+                                           %forall: !transform.any_op {transform.readonly}) {
+    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
+    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:4 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "conv-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
     transform.yield
   }
 
@@ -234,6 +306,17 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %breg vector_sizes [1, 8, 32, 1]
       {mlirpipe.sizes = [1, "register"], create_named_contraction} : !transform.any_op
+    %conv = transform.structured.match attributes{mlirpipe.conv_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    %conv_blocks = transform.get_parent_op %conv {op_name = "scf.forall", deduplicate}
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %conv : !transform.any_op
+    // The register tile's write folded into the block it came from (then its accumulator can
+    // leave the loops over the filter's rows and the input channels).
+    transform.apply_patterns to %conv_blocks {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
     %fill = transform.structured.match attributes{mlirpipe.fill_tile} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %fill vector_sizes [8, 32]

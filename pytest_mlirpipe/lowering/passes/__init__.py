@@ -43,6 +43,7 @@ def _load_installed() -> None:
     from . import (  # noqa: F401  (register themselves)
         alloca_scopes,
         blas,
+        conv_layout,
         forbid_ops,
         pack_matmul,
         reshape_pairs,
