@@ -156,3 +156,34 @@ def test_an_unknown_entry_point_lists_the_script_s_sequences(tmp_path):
         "error: mlirpipe-transform: the script has no named sequence @main "
         "(it has: @__transform_main)"
     ) in str(info.value)
+
+
+# Tiles every linalg.fill by the size `tile` in an action of transform.foreach_match.
+MATCHING_SCRIPT = """\
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %funcs = transform.structured.match ops{["func.func"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    %done = transform.foreach_match in %funcs @match_fill -> @tile_fill
+      : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_fill(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.fill"] : !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+  transform.named_sequence @tile_fill(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [2]
+      {mlirpipe.sizes = ["tile"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+"""
+
+
+def test_the_actions_of_foreach_match_get_their_sizes(tmp_path):
+    write(tmp_path)
+    (tmp_path / "s.mlir").write_text(MATCHING_SCRIPT)
+    out = run_stages(FILL, load_catalog([tmp_path]).get("t")).final_ir
+    assert "step %c4" in out and "tensor<4xf32>" in out

@@ -98,16 +98,27 @@ def _named_sequences(module) -> dict:
     return out
 
 
+# The ops that run other named sequences, and the attributes that name them.
+_CALLERS = {
+    "transform.include": ("target",),
+    "transform.foreach_match": ("matchers", "actions"),
+}
+
+
 def _reachable(sequences: dict, entry: str) -> list:
-    """The named sequences `entry` runs: itself and those it includes, transitively."""
+    """The named sequences `entry` runs: itself and those it includes or matches and applies
+    with transform.foreach_match, transitively."""
     seen = [entry]
     for name in seen:
 
         def visit(op, seen=seen):
-            if op.name == "transform.include":
-                target = str(op.attributes["target"]).lstrip("@")
-                if target in sequences and target not in seen:
-                    seen.append(target)
+            for attr in _CALLERS.get(op.name, ()):
+                value = op.attributes[attr]
+                refs = list(value) if hasattr(value, "__len__") else [value]
+                for ref in refs:
+                    target = str(ref).lstrip("@")
+                    if target in sequences and target not in seen:
+                        seen.append(target)
             return 0  # WalkResult.ADVANCE
 
         sequences[name].walk(visit)
