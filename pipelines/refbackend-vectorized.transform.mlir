@@ -21,6 +21,10 @@
 // tiles of one output row (`conv-register`, `depthwise-register`: output columns x channels),
 // loops over the filter's rows and the input channels inside them, each tile decomposed into a
 // 1-D convolution and vectorized (outer products of input columns and output channels).
+//
+// Per elementwise op (mlirpipe-mark-elementwise gave it mlirpipe.elementwise = its rank): blocks
+// of `elementwise-block` (ranks 3 and 4: of channels) as scf.forall, rows of up to
+// `elementwise-row` elements of its last dimension, each vectorized where the vectorizer can.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.matmul"]} in %root
@@ -65,6 +69,32 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %strips : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_strip_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    // Elementwise ops (mlirpipe-mark-elementwise marked them with their rank) by rows of their
+    // last dimension.
+    %ew1 = transform.structured.match attributes{mlirpipe.elementwise = 1 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew1 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_1d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %ew2 = transform.structured.match attributes{mlirpipe.elementwise = 2 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew2 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_2d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %ew3 = transform.structured.match attributes{mlirpipe.elementwise = 3 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew3 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_3d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %ew4 = transform.structured.match attributes{mlirpipe.elementwise = 4 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew4 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_4d failures(propagate) (%op) : (!transform.any_op) -> ()
     }
     %packs = transform.structured.match ops{["linalg.pack"]} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -160,6 +190,52 @@ module attributes {transform.with_named_sequence} {
       {mlirpipe.sizes = [1, 1, "conv-register"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    transform.yield
+  }
+
+  // An elementwise op: blocks of `elementwise-block` along its first dimension (rank 1 and 2)
+  // or its second (rank 3 and 4: batch, channels) as scf.forall, rows of up to
+  // `elementwise-row` elements of its last dimension inside them.
+  transform.named_sequence @tile_elementwise_1d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [512]
+      {mlirpipe.sizes = ["elementwise-1d-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l = transform.structured.tile_using_for %blk tile_sizes [64]
+      {mlirpipe.sizes = ["elementwise-row"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @tile_elementwise_2d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [8]
+      {mlirpipe.sizes = ["elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:2 = transform.structured.tile_using_for %blk tile_sizes [1, 64]
+      {mlirpipe.sizes = [1, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @tile_elementwise_3d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:3 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 64]
+      {mlirpipe.sizes = [1, 1, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @tile_elementwise_4d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 1, 64]
+      {mlirpipe.sizes = [1, 1, 1, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A row of an elementwise op as vectors (failing, and left as it is, when its body has an op
+  // the vectorizer does not take, e.g. cf.assert).
+  transform.named_sequence @vectorize_row(%op: !transform.any_op {transform.consumed}) {
+    transform.structured.vectorize %op : !transform.any_op
     transform.yield
   }
 
@@ -317,6 +393,12 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    %rows = transform.structured.match attributes{mlirpipe.row_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %rows : !transform.any_op {
+    ^bb0(%row: !transform.any_op):
+      transform.include @vectorize_row failures(suppress) (%row) : (!transform.any_op) -> ()
+    }
     %fill = transform.structured.match attributes{mlirpipe.fill_tile} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %fill vector_sizes [8, 32]

@@ -45,6 +45,7 @@ def _load_installed() -> None:
         blas,
         conv_layout,
         forbid_ops,
+        mark_elementwise,
         pack_matmul,
         reshape_pairs,
         scalar_loads,
