@@ -96,6 +96,25 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_elementwise_4d failures(propagate) (%op) : (!transform.any_op) -> ()
     }
+    // Reductions of the last dimension (marked likewise): rows, each split into lanes.
+    %red2 = transform.structured.match attributes{mlirpipe.row_reduction = 2 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %red2 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_row_reduction_2d failures(suppress) (%op) : (!transform.any_op) -> ()
+    }
+    %red3 = transform.structured.match attributes{mlirpipe.row_reduction = 3 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %red3 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_row_reduction_3d failures(suppress) (%op) : (!transform.any_op) -> ()
+    }
+    %red4 = transform.structured.match attributes{mlirpipe.row_reduction = 4 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %red4 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_row_reduction_4d failures(suppress) (%op) : (!transform.any_op) -> ()
+    }
     %packs = transform.structured.match ops{["linalg.pack"]} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %packs : !transform.any_op {
@@ -229,6 +248,57 @@ module attributes {transform.with_named_sequence} {
       {mlirpipe.sizes = [1, 1, 1, "elementwise-row"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A reduction of the last dimension: blocks of `elementwise-block` rows (ranks 3 and 4: of
+  // channels) as scf.forall, then row by row, each row's reduction split into `elementwise-row`
+  // lanes (tile_reduction_using_for): a vector of partial results carried through a loop over
+  // the row's chunks (contiguous reads, one vector op a chunk), reduced across the lanes once at
+  // the end of the row. Fails, and leaves the rows as they are, when the combiner is not one the
+  // split knows (the maximum and its index of torch's max(dim)).
+  transform.named_sequence @tile_row_reduction_2d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [8]
+      {mlirpipe.sizes = ["elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l = transform.structured.tile_using_for %blk tile_sizes [1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill, %lanes, %merge, %chunks = transform.structured.tile_reduction_using_for %row
+      by tile_sizes = [0, 64] {mlirpipe.sizes = [0, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @mark_row_reduction failures(propagate) (%fill, %lanes, %merge)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @tile_row_reduction_3d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:2 = transform.structured.tile_using_for %blk tile_sizes [1, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %fill, %lanes, %merge, %chunks = transform.structured.tile_reduction_using_for %row
+      by tile_sizes = [0, 0, 64] {mlirpipe.sizes = [0, 0, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @mark_row_reduction failures(propagate) (%fill, %lanes, %merge)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @tile_row_reduction_4d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:3 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %fill, %lanes, %merge, %chunks = transform.structured.tile_reduction_using_for %row
+      by tile_sizes = [0, 0, 0, 64] {mlirpipe.sizes = [0, 0, 0, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @mark_row_reduction failures(propagate) (%fill, %lanes, %merge)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @mark_row_reduction(%fill: !transform.any_op {transform.readonly},
+                                               %lanes: !transform.any_op {transform.readonly},
+                                               %merge: !transform.any_op {transform.readonly}) {
+    transform.annotate %fill "mlirpipe.row_tile" : !transform.any_op
+    transform.annotate %lanes "mlirpipe.row_tile" : !transform.any_op
+    transform.annotate %merge "mlirpipe.row_tile" : !transform.any_op
     transform.yield
   }
 
@@ -417,7 +487,8 @@ module attributes {transform.with_named_sequence} {
     transform.yield %hoisted : !transform.any_op
   }
 
-  // vector.contract -> outer products -> vector.fma, and n-D transfers to 1-D ones. No
+  // vector.contract -> outer products -> vector.fma, n-D transfers to 1-D ones, a
+  // vector.multi_reduction to vector.reduction of its rows. No
   // canonicalization after this: it folds the accumulator's rows back into scalars.
   transform.named_sequence @lower_vectors(%f: !transform.any_op {transform.readonly}) {
     transform.apply_patterns to %f {
@@ -425,6 +496,9 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
       transform.apply_patterns.vector.lower_outerproduct
       transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.reorder_multi_reduction_dims lowering_strategy = "innerreduction"
+      transform.apply_patterns.vector.multi_reduction_flattening lowering_strategy = "innerreduction"
+      transform.apply_patterns.vector.multi_reduction_unrolling lowering_strategy = "innerreduction"
     } : !transform.any_op
     transform.yield
   }

@@ -158,6 +158,11 @@ def conv2d_depthwise_strided() -> nn.Module:
     return seeded(nn.Conv2d(16, 16, kernel_size=3, stride=2, groups=16, bias=False))
 
 
+def layernorm_wide() -> nn.Module:
+    torch.manual_seed(3)
+    return seeded(nn.LayerNorm(100))
+
+
 class Softmax(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.softmax(x, dim=-1)
@@ -404,6 +409,8 @@ CASES: list[Case] = [
     ),
     Case("softmax", Softmax, inputs(randn(4, 16))),
     Case("layernorm", layernorm, inputs(randn(4, 16))),
+    # rows of 100: refbackend-vectorized sums them in 64 lanes, the last 36 into the first lanes
+    Case("layernorm-wide", layernorm_wide, inputs(randn(3, 100)), pipelines=BASE),
     Case("attention", Attention, inputs(randn(1, 6, 16)), pipelines=with_matmul_twins(WITH_TOSA)),
     Case("reductions", Reductions, inputs(randn(5, 7))),
     Case("broadcast-chain", BroadcastChain, inputs(randn(4, 1), randn(1, 5), randn(5))),

@@ -5,9 +5,12 @@
 // channels shared among threads (scf.forall), each row of its last dimension as vectors of at
 // most 64 elements (100 = 64 + 36, the rest a tile of its own); the comparison writing i1 stays
 // a linalg.generic (linalg-to-loops makes it loops); so does a row whose body the vectorizer
-// does not take (torch-mlir's cf.assert of a non-zero divisor).
+// does not take (torch-mlir's cf.assert of a non-zero divisor). A reduction of the last
+// dimension is marked mlirpipe.row_reduction and summed in lanes (after lower-contractions, one
+// vector.reduction a row).
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after mark-elementwise | filecheck %s --check-prefix=MARK
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=LANES
 
 // MARK-LABEL: func.func @scale_relu
 // MARK: linalg.generic {{.*}} attrs = {mlirpipe.elementwise = 4 : i64}
@@ -83,4 +86,37 @@ func.func @reciprocal_checked(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
     linalg.yield %q : f32
   } -> tensor<4x16xf32>
   return %r : tensor<4x16xf32>
+}
+
+// -----
+
+// A row sum: each row's 100 elements in lanes of 64 (a vector of partial sums, the 36 past the
+// first 64 added to its first 36 lanes), the lanes summed once at the end of the row.
+// MARK-LABEL: func.func @row_sum
+// MARK: linalg.generic {{.*}} attrs = {mlirpipe.row_reduction = 2 : i64}
+// VEC-LABEL: func.func @row_sum
+// VEC-NOT: linalg.generic
+// VEC: scf.for %[[ROW:.*]] = %c0 to %c4 step %c1
+// VEC: %[[A:.*]] = vector.transfer_read %arg0[%[[ROW]], %c0]{{.*}} : tensor<4x100xf32>, vector<64xf32>
+// VEC: arith.addf %[[A]], %{{.*}} : vector<64xf32>
+// VEC: %[[B:.*]] = vector.transfer_read %arg0[%[[ROW]], %c64]{{.*}} : tensor<4x100xf32>, vector<36xf32>
+// VEC: arith.addf %[[B]], %{{.*}} : vector<36xf32>
+// VEC: vector.multi_reduction <add>, %{{.*}} [1] : vector<1x64xf32> to vector<1xf32>
+// VEC-NOT: linalg.generic
+// LANES-LABEL: func.func @row_sum
+// LANES: vector.reduction <add>, %{{.*}} : vector<64xf32> into f32
+
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @row_sum(%x: tensor<4x100xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x100xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }
