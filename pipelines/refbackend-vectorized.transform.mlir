@@ -15,6 +15,16 @@
 // by column (n outer, m inner), so the k-block x 16 panel of B is reused by every row tile. Loops whose step does not divide
 // their extent are peeled: the full tiles are static, and the partial ones at the edges are
 // vectorized with masks of the register tile's size.
+//
+// Per convolution on NHWC images (linalg.conv_2d_nhwc_hwcf, linalg.depthwise_conv_2d_nhwc_hwc:
+// mlirpipe-conv-to-nhwc made them): blocks of `conv-rows` output rows as scf.forall, register
+// tiles of one output row (`conv-register`, `depthwise-register`: output columns x channels),
+// loops over the filter's rows and the input channels inside them, each tile decomposed into a
+// 1-D convolution and vectorized (outer products of input columns and output channels).
+//
+// Per elementwise op (mlirpipe-mark-elementwise gave it mlirpipe.elementwise = its rank): blocks
+// of `elementwise-block` (ranks 3 and 4: of channels) as scf.forall, rows of up to
+// `elementwise-row` elements of its last dimension, each vectorized where the vectorizer can.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.matmul"]} in %root
@@ -28,6 +38,19 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %bmm : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_batch_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    // Convolutions (on NHWC images: mlirpipe-conv-to-nhwc ran before) into 1-D ones.
+    %convs = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %convs : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_conv failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %dws = transform.structured.match ops{["linalg.depthwise_conv_2d_nhwc_hwc"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %dws : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_depthwise_conv failures(propagate) (%op) : (!transform.any_op) -> ()
     }
     // The zero fill of C moves after the reshape to panels (then it is the contract's producer).
     %all = transform.structured.match ops{["func.func"]} in %root
@@ -46,6 +69,51 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %strips : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_strip_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    // Elementwise ops (mlirpipe-mark-elementwise marked them with their rank) by rows of their
+    // last dimension.
+    %ew1 = transform.structured.match attributes{mlirpipe.elementwise = 1 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew1 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_1d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %ew2 = transform.structured.match attributes{mlirpipe.elementwise = 2 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew2 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_2d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %ew3 = transform.structured.match attributes{mlirpipe.elementwise = 3 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew3 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_3d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %ew4 = transform.structured.match attributes{mlirpipe.elementwise = 4 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew4 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_4d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    // Reductions of the last dimension (marked likewise): rows, each split into lanes.
+    %red2 = transform.structured.match attributes{mlirpipe.row_reduction = 2 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %red2 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_row_reduction_2d failures(suppress) (%op) : (!transform.any_op) -> ()
+    }
+    %red3 = transform.structured.match attributes{mlirpipe.row_reduction = 3 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %red3 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_row_reduction_3d failures(suppress) (%op) : (!transform.any_op) -> ()
+    }
+    %red4 = transform.structured.match attributes{mlirpipe.row_reduction = 4 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %red4 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_row_reduction_4d failures(suppress) (%op) : (!transform.any_op) -> ()
     }
     %packs = transform.structured.match ops{["linalg.pack"]} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -88,6 +156,156 @@ module attributes {transform.with_named_sequence} {
       interchange = [1, 0, 2] {mlirpipe.sizes = ["register"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %reg "mlirpipe.register_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A convolution on NHWC images (loops n, oh, ow, f, kh, kw, c): blocks of `conv-rows`
+  // output rows as scf.forall with the fill of the result fused in; register
+  // tiles of `conv-register` (output columns x output channels) of one output row; in each, a loop
+  // over the filter's rows and one over the input channels by `conv-channels`, then the tile as a
+  // 1-D convolution (one filter row over one input row) that the vectorizer handles.
+  transform.named_sequence @tile_conv(%conv: !transform.any_op {transform.consumed}) {
+    %fill = transform.get_producer_of_operand %conv[2] : (!transform.any_op) -> !transform.any_op
+    %blk, %forall = transform.structured.tile_using_forall %conv tile_sizes [1, 4]
+      {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_conv_fill failures(suppress) (%fill, %forall)
+      : (!transform.any_op, !transform.any_op) -> ()
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "conv-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %red, %kl:2 = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0, 1]
+      {mlirpipe.sizes = [0, 0, 0, 0, 1, 0, "conv-channels"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
+    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A depthwise convolution on NHWC images (loops n, oh, ow, c, kh, kw): blocks of
+  // `conv-rows` output rows as scf.forall, register tiles of `depthwise-register` (output
+  // columns x channels) of one output row, a loop over the filter's rows, each a 1-D depthwise
+  // convolution.
+  transform.named_sequence @tile_depthwise_conv(%conv: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %conv tile_sizes [1, 4]
+      {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "depthwise-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %red, %kl = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
+    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // The zero fill of a convolution's result, fused into a block and tiled like its register
+  // tiles.
+  transform.named_sequence @fuse_conv_fill(%fill: !transform.any_op {transform.consumed},
+                                           %forall: !transform.any_op {transform.readonly}) {
+    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
+    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:4 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "conv-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    transform.yield
+  }
+
+  // An elementwise op: blocks of `elementwise-block` along its first dimension (rank 1 and 2)
+  // or its second (rank 3 and 4: batch, channels) as scf.forall, rows of up to
+  // `elementwise-row` elements of its last dimension inside them.
+  transform.named_sequence @tile_elementwise_1d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [512]
+      {mlirpipe.sizes = ["elementwise-1d-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l = transform.structured.tile_using_for %blk tile_sizes [64]
+      {mlirpipe.sizes = ["elementwise-row"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @tile_elementwise_2d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [8]
+      {mlirpipe.sizes = ["elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:2 = transform.structured.tile_using_for %blk tile_sizes [1, 64]
+      {mlirpipe.sizes = [1, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @tile_elementwise_3d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:3 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 64]
+      {mlirpipe.sizes = [1, 1, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @tile_elementwise_4d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 1, 64]
+      {mlirpipe.sizes = [1, 1, 1, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A reduction of the last dimension: blocks of `elementwise-block` rows (ranks 3 and 4: of
+  // channels) as scf.forall, then row by row, each row's reduction split into `elementwise-row`
+  // lanes (tile_reduction_using_for): a vector of partial results carried through a loop over
+  // the row's chunks (contiguous reads, one vector op a chunk), reduced across the lanes once at
+  // the end of the row. Fails, and leaves the rows as they are, when the combiner is not one the
+  // split knows (the maximum and its index of torch's max(dim)).
+  transform.named_sequence @tile_row_reduction_2d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [8]
+      {mlirpipe.sizes = ["elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l = transform.structured.tile_using_for %blk tile_sizes [1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill, %lanes, %merge, %chunks = transform.structured.tile_reduction_using_for %row
+      by tile_sizes = [0, 64] {mlirpipe.sizes = [0, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @mark_row_reduction failures(propagate) (%fill, %lanes, %merge)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @tile_row_reduction_3d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:2 = transform.structured.tile_using_for %blk tile_sizes [1, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %fill, %lanes, %merge, %chunks = transform.structured.tile_reduction_using_for %row
+      by tile_sizes = [0, 0, 64] {mlirpipe.sizes = [0, 0, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @mark_row_reduction failures(propagate) (%fill, %lanes, %merge)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @tile_row_reduction_4d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:3 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %fill, %lanes, %merge, %chunks = transform.structured.tile_reduction_using_for %row
+      by tile_sizes = [0, 0, 0, 64] {mlirpipe.sizes = [0, 0, 0, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @mark_row_reduction failures(propagate) (%fill, %lanes, %merge)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+  transform.named_sequence @mark_row_reduction(%fill: !transform.any_op {transform.readonly},
+                                               %lanes: !transform.any_op {transform.readonly},
+                                               %merge: !transform.any_op {transform.readonly}) {
+    transform.annotate %fill "mlirpipe.row_tile" : !transform.any_op
+    transform.annotate %lanes "mlirpipe.row_tile" : !transform.any_op
+    transform.annotate %merge "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // A row of an elementwise op as vectors (failing, and left as it is, when its body has an op
+  // the vectorizer does not take, e.g. cf.assert).
+  transform.named_sequence @vectorize_row(%op: !transform.any_op {transform.consumed}) {
+    transform.structured.vectorize %op : !transform.any_op
     transform.yield
   }
 
@@ -234,6 +452,23 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %breg vector_sizes [1, 8, 32, 1]
       {mlirpipe.sizes = [1, "register"], create_named_contraction} : !transform.any_op
+    %conv = transform.structured.match attributes{mlirpipe.conv_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    %conv_blocks = transform.get_parent_op %conv {op_name = "scf.forall", deduplicate}
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %conv : !transform.any_op
+    // The register tile's write folded into the block it came from (then its accumulator can
+    // leave the loops over the filter's rows and the input channels).
+    transform.apply_patterns to %conv_blocks {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %rows = transform.structured.match attributes{mlirpipe.row_tile} in %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %rows : !transform.any_op {
+    ^bb0(%row: !transform.any_op):
+      transform.include @vectorize_row failures(suppress) (%row) : (!transform.any_op) -> ()
+    }
     %fill = transform.structured.match attributes{mlirpipe.fill_tile} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %fill vector_sizes [8, 32]
@@ -252,7 +487,8 @@ module attributes {transform.with_named_sequence} {
     transform.yield %hoisted : !transform.any_op
   }
 
-  // vector.contract -> outer products -> vector.fma, and n-D transfers to 1-D ones. No
+  // vector.contract -> outer products -> vector.fma, n-D transfers to 1-D ones, a
+  // vector.multi_reduction to vector.reduction of its rows. No
   // canonicalization after this: it folds the accumulator's rows back into scalars.
   transform.named_sequence @lower_vectors(%f: !transform.any_op {transform.readonly}) {
     transform.apply_patterns to %f {
@@ -260,6 +496,9 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
       transform.apply_patterns.vector.lower_outerproduct
       transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.reorder_multi_reduction_dims lowering_strategy = "innerreduction"
+      transform.apply_patterns.vector.multi_reduction_flattening lowering_strategy = "innerreduction"
+      transform.apply_patterns.vector.multi_reduction_unrolling lowering_strategy = "innerreduction"
     } : !transform.any_op
     transform.yield
   }

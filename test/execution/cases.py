@@ -133,6 +133,36 @@ def conv2d() -> nn.Module:
     return seeded(nn.Conv2d(3, 4, kernel_size=3, padding=1))
 
 
+def conv2d_depthwise() -> nn.Module:
+    torch.manual_seed(2)
+    return seeded(nn.Conv2d(8, 8, kernel_size=3, padding=1, groups=8))
+
+
+def conv2d_pointwise() -> nn.Module:
+    torch.manual_seed(2)
+    return seeded(nn.Conv2d(8, 16, kernel_size=1, bias=False))
+
+
+def conv2d_strided() -> nn.Module:
+    torch.manual_seed(2)
+    return seeded(nn.Conv2d(5, 6, kernel_size=3, stride=2, padding=(1, 2)))
+
+
+def conv2d_dilated() -> nn.Module:
+    torch.manual_seed(2)
+    return seeded(nn.Conv2d(4, 6, kernel_size=(3, 2), dilation=(2, 3), padding=(2, 1)))
+
+
+def conv2d_depthwise_strided() -> nn.Module:
+    torch.manual_seed(2)
+    return seeded(nn.Conv2d(16, 16, kernel_size=3, stride=2, groups=16, bias=False))
+
+
+def layernorm_wide() -> nn.Module:
+    torch.manual_seed(3)
+    return seeded(nn.LayerNorm(100))
+
+
 class Softmax(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.softmax(x, dim=-1)
@@ -429,8 +459,23 @@ CASES: list[Case] = [
         flops=2 * 2 * 4 * 8 * 3,
     ),
     Case("conv2d", conv2d, inputs(randn(1, 3, 8, 8)), flops=2 * 4 * 8 * 8 * 3 * 9),
+    # Each convolution refbackend-vectorized tiles and vectorizes (on NHWC images): groups equal
+    # to the channels, 1x1, strided, dilated (rectangular filter, unequal padding), the output
+    # columns not a multiple of a register tile's.
+    Case("conv2d-depthwise", conv2d_depthwise, inputs(randn(1, 8, 9, 9)), pipelines=BASE),
+    Case("conv2d-pointwise", conv2d_pointwise, inputs(randn(2, 8, 6, 7)), pipelines=BASE),
+    Case("conv2d-strided", conv2d_strided, inputs(randn(1, 5, 11, 13)), pipelines=BASE),
+    Case("conv2d-dilated", conv2d_dilated, inputs(randn(1, 4, 10, 9)), pipelines=BASE),
+    Case(
+        "conv2d-depthwise-strided",
+        conv2d_depthwise_strided,
+        inputs(randn(1, 16, 12, 12)),
+        pipelines=BASE,
+    ),
     Case("softmax", Softmax, inputs(randn(4, 16))),
     Case("layernorm", layernorm, inputs(randn(4, 16))),
+    # rows of 100: refbackend-vectorized sums them in 64 lanes, the last 36 into the first lanes
+    Case("layernorm-wide", layernorm_wide, inputs(randn(3, 100)), pipelines=BASE),
     Case("attention", Attention, inputs(randn(1, 6, 16)), pipelines=with_matmul_twins(WITH_TOSA)),
     Case(
         "resnet-basic-block",

@@ -156,3 +156,70 @@ def test_an_unknown_entry_point_lists_the_script_s_sequences(tmp_path):
         "error: mlirpipe-transform: the script has no named sequence @main "
         "(it has: @__transform_main)"
     ) in str(info.value)
+
+
+# Tiles every linalg.fill by the size `tile` in an action of transform.foreach_match.
+MATCHING_SCRIPT = """\
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %funcs = transform.structured.match ops{["func.func"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    %done = transform.foreach_match in %funcs @match_fill -> @tile_fill
+      : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @match_fill(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.fill"] : !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+  transform.named_sequence @tile_fill(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [2]
+      {mlirpipe.sizes = ["tile"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+"""
+
+
+def test_the_actions_of_foreach_match_get_their_sizes(tmp_path):
+    write(tmp_path)
+    (tmp_path / "s.mlir").write_text(MATCHING_SCRIPT)
+    out = run_stages(FILL, load_catalog([tmp_path]).get("t")).final_ir
+    assert "step %c4" in out and "tensor<4xf32>" in out
+
+
+# Splits the reduction of a row sum into lanes of the size `tile`.
+SPLITTING_SCRIPT = """\
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %g = transform.structured.match ops{["linalg.generic"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    %fill, %lanes, %merge, %loop = transform.structured.tile_reduction_using_for %g
+      by tile_sizes = [0, 2] {mlirpipe.sizes = [0, "tile"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op,
+                                !transform.any_op)
+    transform.yield
+  }
+}
+"""
+
+ROW_SUM = """\
+func.func @f(%x: tensor<2x8xf32>, %o: tensor<2xf32>) -> tensor<2xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<2x8xf32>) outs(%o : tensor<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}
+"""
+
+
+def test_the_tile_sizes_of_tile_reduction_using_for_are_set(tmp_path):
+    write(tmp_path)
+    (tmp_path / "s.mlir").write_text(SPLITTING_SCRIPT)
+    out = run_stages(ROW_SUM, load_catalog([tmp_path]).get("t")).final_ir
+    assert "tensor<2x4xf32>" in out and "step %c4" in out

@@ -43,7 +43,9 @@ def _load_installed() -> None:
     from . import (  # noqa: F401  (register themselves)
         alloca_scopes,
         blas,
+        conv_layout,
         forbid_ops,
+        mark_elementwise,
         pack_matmul,
         reshape_pairs,
         scalar_loads,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .registry import PassBody, register
 
-# The attribute a script puts on a transform op whose `static_*sizes` come from named sizes:
+# The attribute a script puts on a transform op whose `static_*sizes` (or `tile_sizes`, as
+# tile_reduction_using_for calls them) come from named sizes:
 # `{mlirpipe.sizes = [1, "register"]}` is 1 followed by the values of the size `register`.
 SIZES_ATTR = "mlirpipe.sizes"
 _SIZE_SPEC = re.compile(r"^\s*([a-z0-9]+(?:-[a-z0-9]+)*)\s*=\s*(\d+(?:\s*,\s*\d+)*)\s*$")
@@ -98,16 +99,27 @@ def _named_sequences(module) -> dict:
     return out
 
 
+# The ops that run other named sequences, and the attributes that name them.
+_CALLERS = {
+    "transform.include": ("target",),
+    "transform.foreach_match": ("matchers", "actions"),
+}
+
+
 def _reachable(sequences: dict, entry: str) -> list:
-    """The named sequences `entry` runs: itself and those it includes, transitively."""
+    """The named sequences `entry` runs: itself and those it includes or matches and applies
+    with transform.foreach_match, transitively."""
     seen = [entry]
     for name in seen:
 
         def visit(op, seen=seen):
-            if op.name == "transform.include":
-                target = str(op.attributes["target"]).lstrip("@")
-                if target in sequences and target not in seen:
-                    seen.append(target)
+            for attr in _CALLERS.get(op.name, ()):
+                value = op.attributes[attr]
+                refs = list(value) if hasattr(value, "__len__") else [value]
+                for ref in refs:
+                    target = str(ref).lstrip("@")
+                    if target in sequences and target not in seen:
+                        seen.append(target)
             return 0  # WalkResult.ADVANCE
 
         sequences[name].walk(visit)
@@ -146,9 +158,11 @@ def _set_op_sizes(op, sizes: Mapping[str, tuple[int, ...]], used: set[str], ir) 
             return [(op.location, f"size '{name}' has no value (sizes given: {known})")]
         used.add(name)
         values.extend(sizes[name])
-    targets = [a for a in op.attributes if re.fullmatch(r"static_\w*sizes", a)]
+    targets = [a for a in op.attributes if re.fullmatch(r"static_\w*sizes|tile_sizes", a)]
     if len(targets) != 1:
-        return [(op.location, f"{op.name} has no single static_*sizes attribute to set")]
+        return [
+            (op.location, f"{op.name} has no single static_*sizes or tile_sizes attribute to set")
+        ]
     old = op.attributes[targets[0]]
     if len(old) != len(values):
         return [
@@ -157,5 +171,9 @@ def _set_op_sizes(op, sizes: Mapping[str, tuple[int, ...]], used: set[str], ir) 
                 f"{op.name} takes {len(old)} sizes, {SIZES_ATTR} gives {len(values)} {values}",
             )
         ]
-    op.attributes[targets[0]] = ir.DenseI64ArrayAttr.get(values)
+    if isinstance(old, ir.ArrayAttr):  # tile_sizes: an array of i64 attributes
+        i64 = ir.IntegerType.get_signless(64)
+        op.attributes[targets[0]] = ir.ArrayAttr.get([ir.IntegerAttr.get(i64, v) for v in values])
+    else:
+        op.attributes[targets[0]] = ir.DenseI64ArrayAttr.get(values)
     return []

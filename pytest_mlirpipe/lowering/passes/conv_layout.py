@@ -1,0 +1,95 @@
+"""`mlirpipe-conv-to-nhwc`: 2-D convolutions on NCHW images turned into ones on NHWC images.
+
+`linalg.conv_2d_nchw_fchw` (what torch-mlir makes of a convolution) becomes a
+`linalg.conv_2d_nhwc_hwcf` between `linalg.transpose`s: the image to NHWC, the filter to HWCF
+and the result back to NCHW; `linalg.depthwise_conv_2d_nchw_chw` (a convolution whose groups
+are its channels) becomes a `linalg.depthwise_conv_2d_nhwc_hwc` the same way. Channels are then
+the innermost dimension of the image, the filter and the result: the transform script
+vectorizes a convolution along its output channels (contiguous) and broadcasts one input value
+per output column. A convolution whose initial result is a `linalg.fill` gets a fill of its
+own in NHWC (canonicalization would fold the transpose of a fill, but only after tiling). Only
+f32 convolutions of static shapes are rewritten; others (and grouped ones) are left as they are.
+"""
+
+from __future__ import annotations
+
+from ..op_query import all_ops
+from .registry import PassBody, register
+
+PASS = "mlirpipe-conv-to-nhwc"
+
+# NCHW -> NHWC and back; FCHW -> HWCF; CHW -> HWC.
+TO_NHWC = (0, 2, 3, 1)
+FROM_NHWC = (0, 3, 1, 2)
+TO_HWCF = (2, 3, 1, 0)
+TO_HWC = (1, 2, 0)
+# The NCHW op, the NHWC op it becomes and its filter's permutation.
+REWRITES = {
+    "linalg.conv_2d_nchw_fchw": ("conv_2d_nhwc_hwcf", TO_HWCF),
+    "linalg.depthwise_conv_2d_nchw_chw": ("depthwise_conv_2d_nhwc_hwc", TO_HWC),
+}
+
+
+@register(
+    PASS,
+    "Rewrite each f32 linalg.conv_2d_nchw_fchw (depthwise_conv_2d_nchw_chw) of static shapes "
+    "as a linalg.conv_2d_nhwc_hwcf (depthwise_conv_2d_nhwc_hwc) between linalg.transposes of "
+    "the image, the filter and the result",
+)
+def conv_to_nhwc(options: dict[str, str]) -> PassBody:
+    def run(op, pass_) -> None:
+        from ...mlir_env import ir
+
+        for conv in [o for o in all_ops(op) if o.name in REWRITES]:
+            if _rewritable(conv, ir):
+                _rewrite(conv, ir)
+
+    return run
+
+
+def _rewritable(conv, ir) -> bool:
+    types = [v.type for v in conv.operands]
+    if len(types) != 3 or not all(isinstance(t, ir.RankedTensorType) for t in types):
+        return False
+    tensors = [ir.RankedTensorType(t) for t in types]
+    return all(t.has_static_shape and str(t.element_type) == "f32" for t in tensors)
+
+
+def _rewrite(conv, ir) -> None:
+    from torch_mlir.dialects import linalg
+
+    image, filter_, init = conv.operands
+    name, filter_perm = REWRITES[conv.name]
+    with ir.InsertionPoint(conv), conv.location:
+        image_nhwc = _transposed(image, TO_NHWC, ir)
+        filter_t = _transposed(filter_, filter_perm, ir)
+        fill = init.owner if getattr(init.owner, "name", None) == "linalg.fill" else None
+        if fill is not None:
+            init_nhwc = linalg.fill(fill.operands[0], outs=[_empty_like(init, TO_NHWC, ir)])
+        else:
+            init_nhwc = _transposed(init, TO_NHWC, ir)
+        result = getattr(linalg, name)(image_nhwc, filter_t, outs=[init_nhwc])
+        new = result.owner
+        for attr in ("strides", "dilations"):
+            new.attributes[attr] = conv.attributes[attr]
+        back = _transposed(result, FROM_NHWC, ir)
+    conv.results[0].replace_all_uses_with(back)
+    conv.erase()
+    if fill is not None and not list(fill.results[0].uses):
+        fill.erase()
+
+
+def _empty_like(value, perm: tuple[int, ...], ir):
+    """A tensor.empty of `value`'s shape permuted by `perm`."""
+    from torch_mlir.dialects import tensor
+
+    kind = ir.RankedTensorType(value.type)
+    return tensor.EmptyOp([kind.shape[p] for p in perm], kind.element_type).result
+
+
+def _transposed(value, perm: tuple[int, ...], ir):
+    """`value` with its dimensions permuted by `perm` (a linalg.transpose)."""
+    from torch_mlir.dialects import linalg
+
+    empty = _empty_like(value, perm, ir)
+    return linalg.transpose(value, outs=[empty], permutation=list(perm)).results[0]

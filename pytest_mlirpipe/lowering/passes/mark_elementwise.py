@@ -1,0 +1,74 @@
+"""`mlirpipe-mark-elementwise`: mark the elementwise ops and row reductions a script vectorizes."""
+
+from __future__ import annotations
+
+from ..op_query import all_ops
+from .registry import PassBody, register
+
+PASS = "mlirpipe-mark-elementwise"
+MARK = "mlirpipe.elementwise"
+ROW_REDUCTION_MARK = "mlirpipe.row_reduction"
+MAX_RANK = 4
+
+
+@register(
+    PASS,
+    f"Mark each linalg.generic on tensors of static shapes whose loops are all parallel, that "
+    f"has a result, whose rank is 1 to {MAX_RANK} and whose operands' elements are integers or "
+    f"floats of 8 bits or more with {MARK} = its rank (a vector of i1 is loaded and stored as "
+    "bits, not as the bytes of a tensor of i1); one of rank 2 or more with one result whose "
+    "last loop is a reduction and whose other loops are parallel (a softmax's sum, a layer "
+    f"norm's mean) with {ROW_REDUCTION_MARK} = its rank",
+)
+def mark_elementwise(options: dict[str, str]) -> PassBody:
+    def run(op, pass_) -> None:
+        from ...mlir_env import ir
+
+        i64 = ir.IntegerType.get_signless(64)
+        for generic in [o for o in all_ops(op) if o.name == "linalg.generic"]:
+            mark = _mark(generic, ir)
+            if mark:
+                generic.attributes[mark] = ir.IntegerAttr.get(i64, len(_iterators(generic)))
+
+    return run
+
+
+def _iterators(generic) -> list[str]:
+    """`parallel` or `reduction` for each loop of `generic`."""
+    return [
+        "parallel" if "parallel" in str(it) else "reduction"
+        for it in generic.attributes["iterator_types"]
+    ]
+
+
+def _mark(generic, ir) -> str | None:
+    """The attribute this pass gives `generic`, if any."""
+    iterators = _iterators(generic)
+    if not len(generic.results) or not 1 <= len(iterators) <= MAX_RANK:
+        return None
+    if not _on_bytes_of_static_shapes(generic, ir):
+        return None
+    if all(it == "parallel" for it in iterators):
+        return MARK
+    last_reduced = iterators == ["parallel"] * (len(iterators) - 1) + ["reduction"]
+    if len(iterators) >= 2 and last_reduced and len(generic.results) == 1:
+        return ROW_REDUCTION_MARK
+    return None
+
+
+def _on_bytes_of_static_shapes(generic, ir) -> bool:
+    """Whether every operand is a tensor of static shape holding integers or floats of 8 bits
+    or more."""
+    for value in generic.operands:
+        if not isinstance(value.type, ir.RankedTensorType):
+            return False
+        kind = ir.RankedTensorType(value.type)
+        element = kind.element_type
+        if not kind.has_static_shape:
+            return False
+        if isinstance(element, ir.IntegerType):
+            if ir.IntegerType(element).width < 8:
+                return False
+        elif not isinstance(element, ir.FloatType):
+            return False
+    return True
