@@ -129,8 +129,12 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %peeled {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    %vectorized = transform.include @vectorize_tiles failures(propagate) (%peeled)
-      : (!transform.any_op) -> !transform.any_op
+    // One function at a time: the matchers inside take one target each.
+    transform.foreach %peeled : !transform.any_op {
+    ^bb0(%f: !transform.any_op):
+      %vectorized = transform.include @vectorize_tiles failures(propagate) (%f)
+        : (!transform.any_op) -> !transform.any_op
+    }
     transform.yield
   }
 
