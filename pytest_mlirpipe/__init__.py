@@ -42,6 +42,8 @@ _EXPORTS = {
     "ExecutionMismatch": ".execution.check",
     "Refusal": ".execution.refusal",
     "RefusedError": ".execution.refusal",
+    # the warning of a passing check's random result too few draws left unjudged
+    "RandomResultNotJudged": ".execution.results.compare",
     # passes written in Python
     "register_pass": ".lowering.passes",
     # the lit configuration hook (lit.cfg.py)
@@ -75,6 +77,7 @@ __all__ = [
     "PipelineCatalog",
     "PipelineSpecError",
     "Problem",
+    "RandomResultNotJudged",
     "Refusal",
     "RefusedError",
     "ResultCode",
@@ -105,6 +108,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ loads e
     )
     from .execution.check import ExecutionMismatch, ModelChecker, Outcome
     from .execution.refusal import Refusal, RefusedError
+    from .execution.results.compare import RandomResultNotJudged
     from .filetests.config import configure
     from .filetests.lint import MlirpipeLintWarning
     from .lowering.catalog import catalog_for

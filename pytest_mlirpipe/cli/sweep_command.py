@@ -22,7 +22,8 @@ def add_sweep(sub) -> None:
         "OUT/matrix.json and OUT/matrix.html and prints counts per pipeline and verdict.",
         epilog="Verdicts: PASS; MISMATCH (wrong results, with the max error); NOT-LOWERED (the "
         "stage and pass that refused it); CRASH (a crash or hang, with where); TORCH (torch "
-        "cannot export or run it, or its results are random); HARNESS (pytest-mlirpipe's fault).",
+        "cannot export or run it, or its results are random draws too few to judge); HARNESS "
+        "(pytest-mlirpipe's fault).",
     )
     sw.add_argument("--ops", metavar="OP[,OP2]", help="only these OpInfo names (default all)")
     sw.add_argument("--limit", type=int, metavar="N", help="only the first N ops")

@@ -88,6 +88,20 @@ _BISECT_HINT = (
 )
 
 
+def _warn_of_unjudged_results(outcomes: Sequence[Outcome]) -> None:
+    """A warning per result of a passing check that too few random draws left unjudged: the
+    check passed without its values being compared."""
+    import warnings
+
+    from .results.compare import RandomResultNotJudged
+
+    for o in outcomes:
+        if o.verdict is ExecutionVerdict.PASS and o.comparison is not None:
+            for r in o.comparison.unjudged:
+                message = f"case '{o.case}' through pipeline '{o.pipeline}': {r.format()}"
+                warnings.warn(RandomResultNotJudged(message), stacklevel=3)
+
+
 def _bisectable(outcome: Outcome) -> bool:
     """A pipeline that lowered and ran, with wrong results (a bisection can look for them)."""
     return outcome.verdict.is_failure and outcome.comparison is not None
@@ -238,6 +252,7 @@ class ModelChecker:
         if frontend.export_mode() == "strict":
             outcomes = [replace(o, export="strict") for o in outcomes]
         self.outcomes.extend(outcomes)
+        _warn_of_unjudged_results(outcomes)
         if any(o.verdict.is_failure for o in outcomes):
             raise ExecutionMismatch(case.name, outcomes)
         return outcomes

@@ -178,3 +178,41 @@ def test_a_few_values_too_few_for_a_distribution_test_are_judged_each_as_a_stati
 def test_equal_infinities_in_a_random_result_match() -> None:
     inf = np.array(np.inf, np.float32)
     assert compare([inf], [inf], tolerances=DRAWS).ok
+
+
+def test_values_that_may_each_be_one_draw_are_not_judged_and_say_so() -> None:
+    few_draws = Tolerances(draws=Draws(("aten.randn",), 10))
+    (raw,) = compare(
+        [np.array([4.1, -3.0, 0.2], np.float32)],
+        [np.array([-0.4, 1.1, 0.3], np.float32)],
+        tolerances=few_draws,
+    ).results
+    assert (raw.ok, raw.kind) == (True, "unjudged")
+    assert raw.format() == (
+        "result 0: not judged: its 3 values may each be one of the few draws (aten.randn drew "
+        "10 samples; the sample rule needs 16 a value), so only its shape and dtype were "
+        "compared (they match)"
+    )
+    # a statistic of enough draws is judged, and NaN where torch has none still fails
+    assert compare([np.array(9.0)], [np.array(0.5)], tolerances=DRAWS).results[0].kind == "values"
+    nan = compare([np.array([np.nan, 1.0])], [np.array([0.5, 1.0])], tolerances=few_draws)
+    assert not nan.ok
+
+
+class FewRawDraws(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.randn(3)
+
+
+def test_a_passing_check_of_unjudged_random_values_warns(tmp_path) -> None:
+    from pytest_mlirpipe import RandomResultNotJudged
+
+    checker = ModelChecker(cache_dir=None, work_dir=tmp_path)
+    with pytest.warns(RandomResultNotJudged) as caught:
+        (outcome,) = checker.check(FewRawDraws(), torch.zeros(3), pipelines=["refbackend"])
+    assert outcome.verdict == "PASS"
+    assert str(caught[0].message) == (
+        "case 'FewRawDraws' through pipeline 'refbackend': result 0 ('result0'): not judged: "
+        "its 3 values may each be one of the few draws (aten.randn drew 3 samples; the sample "
+        "rule needs 16 a value), so only its shape and dtype were compared (they match)"
+    )

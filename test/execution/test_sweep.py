@@ -113,7 +113,14 @@ class _EmptyThenFilled(torch.nn.Module):
     ("model", "verdict"),
     [
         (_FailsInEager(), Verdict("TORCH", "ValueError: no eager for you", "eager")),
-        (_Random(), Verdict("TORCH", "random: torch eager calls aten.rand_like.default", "eager")),
+        (
+            _Random(),
+            Verdict(
+                "TORCH",
+                "random: too few draws to judge the values (aten.rand_like drew 3 samples)",
+                "compare",
+            ),
+        ),
         (
             _Empty(),
             Verdict(
@@ -325,3 +332,17 @@ def test_samples_are_made_without_torchs_beta_notes():
         (sample,) = opinfo.samples_of(info, "float32", 1)
     assert sample.input.layout == torch.sparse_csr
     assert [str(w.message) for w in seen] == []
+
+
+class _RandomMean(torch.nn.Module):
+    def forward(self, x):
+        return torch.rand_like(x).mean()
+
+
+def test_a_random_op_with_enough_draws_is_judged_by_the_sample_rule():
+    checker = ModelChecker(cache_dir=None, isolation="none")
+    try:
+        v = sweep.check_entry(checker, _RandomMean(), [torch.ones(64, 64)], "refbackend")
+    finally:
+        checker.close()
+    assert v.verdict == "PASS"

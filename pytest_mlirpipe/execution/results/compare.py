@@ -55,7 +55,7 @@ class ResultComparison:
 
     name: str
     ok: bool
-    kind: str  # "match", "count", "shape", "dtype", "values"
+    kind: str  # "match", "count", "shape", "dtype", "values", "unjudged" (random, too few draws)
     shape: tuple[int, ...] = ()
     expected_shape: tuple[int, ...] = ()
     dtype: str = ""
@@ -81,6 +81,15 @@ class ResultComparison:
     by_distribution: bool = False  # the sample rule: values judged by their distribution
 
     def format(self) -> str:
+        if self.kind == "unjudged":
+            from .samples import MIN_DRAWS
+
+            return (
+                f"{self.name}: not judged: its {self.total} value"
+                f"{'s' if self.total != 1 else ''} may each be one of the few draws "
+                f"({self.drawn}; the sample rule needs {MIN_DRAWS} a value), so only its shape "
+                "and dtype were compared (they match)"
+            )
         if self.kind == "match":
             line = f"{self.name}: matches ({self.total} elements"
             if self.max_abs:
@@ -190,6 +199,11 @@ def _indices(where: tuple[tuple[int, ...], ...]) -> str:
     return ", ".join(str(list(i)) for i in where[:FIRST_N])
 
 
+class RandomResultNotJudged(UserWarning):
+    """A result of a passing check computed from too few random draws for its values to be
+    judged: only its shape and dtype were compared."""
+
+
 @dataclass(frozen=True, slots=True)
 class Comparison:
     """All results of one run against torch."""
@@ -205,6 +219,11 @@ class Comparison:
     @property
     def max_abs(self) -> float:
         return max((r.max_abs for r in self.results), default=0.0)
+
+    @property
+    def unjudged(self) -> tuple[ResultComparison, ...]:
+        """The random results too few draws made to judge their values (see samples.py)."""
+        return tuple(r for r in self.results if r.kind == "unjudged")
 
     def format(self) -> str:
         lines = [self.count_problem] if self.count_problem else []
@@ -372,7 +391,7 @@ def _compare_samples(
     several are judged by their distribution (a two-sample Kolmogorov-Smirnov test), or, when
     they are too few for that test to tell anything, each as a statistic; NaN must be where
     torch has NaN, in number."""
-    from .samples import ks_bound, ks_distance, statistic_bound
+    from .samples import MIN_DRAWS, ks_bound, ks_distance, statistic_bound
 
     af, ef = _as_reals(a), _as_reals(e)
     nan_a, nan_e = np.isnan(af), np.isnan(ef)
@@ -381,11 +400,16 @@ def _compare_samples(
     finite_a, finite_e = af[~nan_a], ef[~nan_e]
     bound = ks_bound(max(finite_a.size, 1), max(finite_e.size, 1))
     by_distribution = e.size > 1 and bound < 1.0
+    nan_differs = int(np.count_nonzero(nan_a)) != int(np.count_nonzero(nan_e))
+    if not by_distribution and draws.samples < MIN_DRAWS * e.size and not nan_differs:
+        # too few values for their distribution, and too few draws for each to be a
+        # statistic: each may be a draw of its own, which no rule can judge
+        common.update(rule=Rule.SAMPLES.value, drawn=draws.describe())
+        return ResultComparison(name, True, "unjudged", **common)
     if not by_distribution:
         statistic, bound = float(diff.max(initial=0.0)), statistic_bound(ef, draws.samples)
     else:
         statistic = ks_distance(finite_a, finite_e) if finite_a.size and finite_e.size else 0.0
-    nan_differs = int(np.count_nonzero(nan_a)) != int(np.count_nonzero(nan_e))
     ok = statistic <= bound and not nan_differs
     common.update(rule=Rule.SAMPLES.value, rtol=0.0, atol=bound, factor=statistic)
     common.update(drawn=draws.describe(), by_distribution=by_distribution, **_errors(diff, ef))

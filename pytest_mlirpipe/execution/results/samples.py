@@ -14,6 +14,9 @@ import numpy as np
 SEED = 0  # torch's seed before every torch run of a model (eager, float64, a rerun)
 SIGMAS = 4.0  # a statistic may differ by this many times max(|torch|, 1) / sqrt(samples)
 KS_ALPHA = 1e-6  # the Kolmogorov-Smirnov test's level for results of several values
+# The fewest draws a value of a random result must be able to come from for it to be judged
+# as a statistic of them: with fewer, a value may be one draw, which no bound judges.
+MIN_DRAWS = 16
 
 
 @dataclass(frozen=True, slots=True)

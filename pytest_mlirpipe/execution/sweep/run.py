@@ -88,9 +88,9 @@ _UNINITIALIZED = ("aten.empty", "aten.new_empty")
 
 
 def _nothing_to_compare(module: Any, inputs: Sequence[Any]) -> Verdict | None:
-    """TORCH when torch eager calls a random op (an ATen op tagged nondeterministic_seeded),
-    or calls nothing but ops that make uninitialized tensors (torch.empty & co.): there is
-    nothing to compare with. An eager failure is left to the checker to report."""
+    """TORCH when torch eager calls nothing but ops that make uninitialized tensors
+    (torch.empty & co.): there is nothing to compare with. An eager failure is left to the
+    checker to report; a random op's results are judged by the checker's sample rule."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -98,12 +98,9 @@ def _nothing_to_compare(module: Any, inputs: Sequence[Any]) -> Verdict | None:
         def __init__(self) -> None:
             super().__init__()
             self.calls: list[str] = []
-            self.random: list[str] = []
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             self.calls.append(str(func))
-            if torch.Tag.nondeterministic_seeded in func.tags:
-                self.random.append(str(func))
             return func(*args, **(kwargs or {}))
 
     cloned = [x.clone() for x in inputs]
@@ -113,8 +110,6 @@ def _nothing_to_compare(module: Any, inputs: Sequence[Any]) -> Verdict | None:
             module(*cloned)
     except Exception:
         return None
-    if mode.random:
-        return Verdict(SweepVerdict.TORCH, f"random: torch eager calls {mode.random[0]}", "eager")
     if mode.calls and all(c.startswith(_UNINITIALIZED) for c in mode.calls):
         why = f"undefined: torch eager returns uninitialized memory ({mode.calls[0]})"
         return Verdict(SweepVerdict.TORCH, why, "eager")

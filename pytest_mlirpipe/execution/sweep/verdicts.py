@@ -103,6 +103,11 @@ def classify_error(exc: MlirpipeError) -> Verdict:
 def classify_outcome(outcome: Outcome) -> Verdict:
     """The verdict of one pipeline's Outcome from ModelChecker.check."""
     if outcome.verdict is ExecutionVerdict.PASS:
+        compared = outcome.comparison
+        if compared is not None and compared.results and compared.unjudged == compared.results:
+            drawn = compared.results[0].drawn
+            why = f"random: too few draws to judge the values ({drawn})"
+            return Verdict(SweepVerdict.TORCH, why, "compare")
         return Verdict(SweepVerdict.PASS, "", max_abs=outcome.max_abs)
     if outcome.refusal is not None:
         return verdict_of_refusal(outcome.refusal)
