@@ -43,6 +43,7 @@ def _load_installed() -> None:
     from . import (  # noqa: F401  (register themselves)
         alloca_scopes,
         blas,
+        broadcast_batch_matmul,
         conv_layout,
         forbid_ops,
         mark_elementwise,

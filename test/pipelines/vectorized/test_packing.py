@@ -75,3 +75,38 @@ def test_packed_matmuls_match_numpy(m, k, n, a_k_major, packed, init, cpu, tmp_p
 
     want = (a.T if a_k_major else a) @ b + init
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize(("m", "k", "n"), [(1, 24, 64), (13, 40, 128)])
+@pytest.mark.parametrize("cpu", [NARROW, WIDE], ids=["avx2", "avx512f"])
+def test_constant_weights_packed_at_compile_time_match_numpy(m, k, n, cpu, tmp_path, monkeypatch):
+    """A linear layer's weight (n, k), a constant transposed before the matmul: its panels are a
+    constant of the compiled code, no linalg.pack left; the product still matches numpy."""
+    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", cpu)
+    rng = np.random.default_rng(m + n + k)
+    w = rng.standard_normal((n, k), dtype=np.float32)
+    ir = f"""\
+func.func @forward(%a: tensor<{m}x{k}xf32>) -> tensor<{m}x{n}xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<"0x{w.tobytes().hex()}"> : tensor<{n}x{k}xf32>
+  %et = tensor.empty() : tensor<{k}x{n}xf32>
+  %t = linalg.transpose ins(%w : tensor<{n}x{k}xf32>) outs(%et : tensor<{k}x{n}xf32>)
+    permutation = [1, 0]
+  %e = tensor.empty() : tensor<{m}x{n}xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %r = linalg.matmul ins(%a, %t : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>)
+    outs(%f : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  return %r : tensor<{m}x{n}xf32>
+}}
+"""
+    run = run_stages(ir, catalog_for([]).get(PIPELINE), stop_after="pack-panels")
+    width = 64 if cpu == WIDE else 16
+    panels = f"tensor<{n // width}x{k}x{width}xf32>"
+    assert f"-> {panels}" not in run.snapshots[-1].ir  # no linalg.pack into panels
+    assert f"dense_resource<mlirpipe_panels_{width}> : {panels}" in run.snapshots[-1].ir
+    a = rng.standard_normal((m, k), dtype=np.float32)
+    checker = ModelChecker(cache_dir=None, mode="jit", work_dir=tmp_path)
+
+    got = checker.compile(ir, a, pipeline=PIPELINE)(a)
+
+    np.testing.assert_allclose(got, a @ w.T, rtol=1e-4, atol=1e-3)

@@ -1,0 +1,98 @@
+"""`mlirpipe-flatten-broadcast-batch-matmul`: a batch_matmul of one B broadcast is one matmul.
+
+A linear layer on a 3-d input may come out of the import as a `linalg.batch_matmul` whose B is
+its weight broadcast along the batch by a `linalg.generic` (a multi-head attention's input
+projection on (sequence, batch, width) does): at every call that generic copies the weight once
+per batch entry (128 copies of 256 x 768 floats, 100 MB, for a sequence of 128), and each
+entry's product is a small matmul (M the batch). The batch_matmul becomes a `linalg.matmul` of
+A's batches stacked (`collapse_shape` to (batch x M) x K, the same memory) with the weight itself,
+its result expanded back; the broadcast is then dead. C filled by a `linalg.fill` used only here
+becomes a fill of the 2-d result. Other batch_matmuls (other maps, dynamic shapes, B not such a
+broadcast) are left as they are.
+"""
+
+from __future__ import annotations
+
+from ..op_query import all_ops
+from .blas.matching import Refused, operand_dims
+from .registry import PassBody, register
+
+PASS = "mlirpipe-flatten-broadcast-batch-matmul"
+
+
+@register(
+    PASS,
+    "Rewrite each linalg.batch_matmul of static shapes whose B is a 2-d tensor broadcast along "
+    "the batch (a linalg.generic that only copies it) as a linalg.matmul of A's batches stacked "
+    "with that tensor, the result expanded back to 3-d",
+)
+def flatten_broadcast_batch_matmul(options: dict[str, str]) -> PassBody:
+    def run(op, pass_) -> None:
+        from ...mlir_env import ir
+
+        for bmm in [o for o in all_ops(op) if o.name == "linalg.batch_matmul"]:
+            try:
+                weight = _broadcast_source(bmm, ir)
+            except Refused:
+                continue
+            _rewrite(bmm, weight, ir)
+
+    return run
+
+
+def _broadcast_source(bmm, ir):
+    """The 2-d (k, n) tensor B of `bmm` broadcasts along the batch; else Refused."""
+    values = list(bmm.operands)
+    if len(values) != 3 or len(bmm.results) != 1:
+        raise Refused("not a batch_matmul on tensors")
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in values):
+        raise Refused("not on tensors")
+    if any(not ir.RankedTensorType(v.type).has_static_shape for v in values):
+        raise Refused("dynamic shapes")
+    if operand_dims(bmm) != [(0, 1, 3), (0, 3, 2), (0, 1, 2)]:
+        raise Refused("not a batch_matmul's maps")
+    generic = values[1].owner
+    if getattr(generic, "name", None) != "linalg.generic" or len(generic.operands) != 2:
+        raise Refused("B is not a linalg.generic of one input")
+    if operand_dims(generic) != [(1, 2), (0, 1, 2)]:
+        raise Refused("B is not a 2-d tensor broadcast along the batch")
+    block = generic.regions[0].blocks[0]
+    body = list(block.operations)
+    if [o.name for o in body] != ["linalg.yield"] or body[0].operands[0] != block.arguments[0]:
+        raise Refused("B's generic does more than copy its input")
+    return generic.operands[0]
+
+
+def _rewrite(bmm, weight, ir) -> None:
+    from torch_mlir.dialects import linalg, tensor
+
+    a, broadcast, c = bmm.operands
+    batch, m, k = ir.RankedTensorType(a.type).shape
+    n = ir.RankedTensorType(c.type).shape[2]
+    f32 = ir.RankedTensorType(c.type).element_type
+    stacked = ir.ArrayAttr.get(
+        [
+            ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g])
+            for g in ([0, 1], [2])
+        ]
+    )
+    with ir.InsertionPoint(bmm), bmm.location:
+        a2 = tensor.collapse_shape(ir.RankedTensorType.get([batch * m, k], f32), a, stacked)
+        c_type = ir.RankedTensorType.get([batch * m, n], f32)
+        fill = c.owner
+        if getattr(fill, "name", None) == "linalg.fill" and len(list(c.uses)) == 1:
+            c2 = linalg.fill(fill.operands[0], outs=[tensor.EmptyOp([batch * m, n], f32).result])
+        else:
+            c2 = tensor.collapse_shape(c_type, c, stacked)
+        # The maps written out: the pack pass after this one reads them (a matmul built here
+        # has no indexing_maps attribute of its own until it is printed and parsed again).
+        d = [ir.AffineDimExpr.get(i) for i in range(3)]
+        maps = [ir.AffineMap.get(3, 0, [d[i], d[j]]) for i, j in ((0, 2), (2, 1), (0, 1))]
+        product = linalg.matmul(a2, weight, outs=[c2], indexing_maps=maps)
+        result = tensor.expand_shape(c.type, product, stacked, [], [batch, m, n])
+    bmm.results[0].replace_all_uses_with(result)
+    bmm.erase()
+    for dead in (broadcast.owner, c.owner):  # the copies of B and the 3-d fill, when unused
+        kind = getattr(dead, "name", None)
+        if kind in ("linalg.generic", "linalg.fill") and not list(dead.results[0].uses):
+            dead.erase()
