@@ -42,52 +42,39 @@ NOT_FAILING = {
 
 class MlirFile(pytest.File):
     def collect(self):
-        _lint(self)
         yield MlirItem.from_parent(self, name=self.path.name)
 
 
-def _lint(file: MlirFile) -> None:
-    """The file's CHECK lines that FileCheck would ignore (mlirpipe_lint): a warning each, or
-    with `error` (or a filter that names MlirpipeLintWarning as an error) a collection error.
-    A filter that makes every warning an error (`filterwarnings = error`, meant for
-    deprecations) leaves them warnings: `mlirpipe_lint` says whether they fail."""
+class LintFailure(Exception):
+    """The file's CHECK lines FileCheck would ignore, when findings fail it (one per line)."""
+
+
+def _lint(item: MlirItem, runner: FileTestRunner) -> None:
+    """The file's CHECK lines that FileCheck would ignore (mlirpipe_lint), checked as its test
+    starts (each file once, by the process that runs it, and never at collection): a warning
+    each, or with `error` (or a filter that names MlirpipeLintWarning as an error) the file
+    fails with every finding before its RUN lines run. A filter that makes every warning an
+    error (`filterwarnings = error`, meant for deprecations) leaves them warnings:
+    `mlirpipe_lint` says whether they fail."""
     from .filetests.lint import MlirpipeLintWarning, lint_file
 
-    runner = file.config.stash[RUNNER_KEY]
     if runner.config.lint == "off":
         return
-    # xdist's workers all collect every file: one of them says the warnings (asked of this
-    # session's config: the environment is also a test's that runs pytest under xdist), and
-    # the others lint only when a finding could fail the file (each must collect the same).
-    worker = getattr(file.config, "workerinput", None)
-    said = worker is None or worker.get("workerid") == "gw0"
-    if not said and runner.config.lint != "error" and not _lint_may_be_error():
-        return
-    findings = lint_file(runner.make_test(file.path), file.path) or []
+    findings = lint_file(runner.make_test(item.path), item.path) or []
     if not findings:
         return
-    shown = os.path.relpath(file.path, Path.cwd())
+    shown = os.path.relpath(item.path, Path.cwd())
     first = MlirpipeLintWarning(findings[0].describe())
-    named = _lint_filter(first, str(file.path), findings[0].line)
+    named = _lint_filter(first, str(item.path), findings[0].line)
     if runner.config.lint == "error" or named == "error":
-        raise file.CollectError("\n".join(f.format(shown, "error") for f in findings))
-    with warnings.catch_warnings(record=not said):
+        item.user_properties.append((REASON, f"mlirpipe_lint: {findings[0].describe()}"))
+        raise LintFailure("\n".join(f.format(shown, "error") for f in findings))
+    with warnings.catch_warnings():
         if named is None:  # the filters that apply are not about this warning
             warnings.simplefilter("always", MlirpipeLintWarning)
         for finding in findings:
             warning = MlirpipeLintWarning(finding.describe())
-            warnings.warn_explicit(warning, MlirpipeLintWarning, str(file.path), finding.line)
-
-
-def _lint_may_be_error() -> bool:
-    """Whether a warning filter names MlirpipeLintWarning (or a subclass of it) as an error:
-    the one way, besides mlirpipe_lint = error, that a finding fails its file."""
-    from .filetests.lint import MlirpipeLintWarning
-
-    return any(
-        action == "error" and isinstance(kind, type) and issubclass(kind, MlirpipeLintWarning)
-        for action, _message, kind, _module, _line in warnings.filters
-    )
+            warnings.warn_explicit(warning, MlirpipeLintWarning, str(item.path), finding.line)
 
 
 def _lint_filter(warning: Warning, filename: str, line: int) -> str | None:
@@ -298,6 +285,7 @@ class FileTestFailure(Exception):
 class MlirItem(pytest.Item):
     def runtest(self) -> None:
         runner = self.config.stash[RUNNER_KEY]
+        _lint(self, runner)
         verdict = runner.run(self.path)
         if verdict.code is ResultCode.FAIL and self.config.getoption(
             "--mlirpipe-update-checks", False
@@ -350,8 +338,9 @@ class MlirItem(pytest.Item):
             engine = self.config.stash[RUNNER_KEY].config.suite.filecheck
             text = format_failure(path, excinfo.value.verdict, verbose, engine)
             return "\n".join([*notes, text + _report_line(excinfo.value.report)])
-        if isinstance(excinfo.value, pytest.xfail.Exception):
-            # reported as xfailed with its reason: a traceback would be formatted for nothing
+        if isinstance(excinfo.value, pytest.xfail.Exception | LintFailure):
+            # reported with its reason, or the findings: a traceback would be formatted for
+            # nothing
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 

@@ -147,9 +147,11 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "lint",
-        "what collection does with CHECK lines FileCheck would ignore (misspelled directives, "
+        "what each file's test does, as it starts, with CHECK lines FileCheck would ignore "
+        "(misspelled directives, "
         "a missing colon, unused or unchecked prefixes; `mlirpipe lint-checks` lists them): "
-        "off, warn (a MlirpipeLintWarning per line) or error (the file fails to collect)",
+        "off, warn (a MlirpipeLintWarning per line) or error (the file fails before its RUN "
+        "lines run)",
         default="warn",
         choices=LINT_MODES,
         shown_default="warn",
@@ -325,7 +327,7 @@ class RunConfig:
     pipeline_dirs: tuple[str, ...] = ()  # the flags' first, then the ini's
     isolation: str = "fork"
     order: str = "smart"  # of the RUN/CHECK files: smart (lit's) or lexical
-    lint: str = "warn"  # of the CHECK lines at collection: off, warn or error
+    lint: str = "warn"  # of the CHECK lines, as each file's test starts: off, warn or error
     timeout: float = 0.0  # seconds per file (and per compiled-code run); 0: none
     json_path: str | None = None
     time: bool = False

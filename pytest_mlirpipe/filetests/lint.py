@@ -81,7 +81,7 @@ class Finding:
 
 
 class MlirpipeLintWarning(UserWarning):
-    """A CHECK line FileCheck would ignore, found when its file was collected."""
+    """A CHECK line FileCheck would ignore, found as its file's test started."""
 
 
 @dataclass(frozen=True, slots=True)
