@@ -43,6 +43,7 @@ def _load_installed() -> None:
     from . import (  # noqa: F401  (register themselves)
         alloca_scopes,
         blas,
+        bool_tensors,
         broadcast_batch_matmul,
         conv_layout,
         exp_approximation,
