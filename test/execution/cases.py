@@ -168,6 +168,25 @@ class Softmax(nn.Module):
         return torch.softmax(x, dim=-1)
 
 
+class ExpRange(nn.Module):
+    """exp over the whole range of f32: overflow, subnormal results, infinities and NaN."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ends = [88.72, 88.7228, 88.73, -87.3, -87.34, -100.0, -103.9, -104.0, 0.0, -0.0, 0.3466]
+        special = torch.tensor([math.inf, -math.inf, math.nan, *ends])
+        return torch.exp(torch.cat([x.flatten() * 40.0, special]))
+
+
+class SafeSoftmax(nn.Module):
+    """A softmax whose rows that are all -inf give 0 (as torch's attention computes it): a
+    compare, all() of each row and a select, on tensors of bools."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.cat([torch.full_like(x[:1], -math.inf), x[1:]])
+        empty = torch.isneginf(x).all(dim=-1, keepdim=True)
+        return torch.where(empty, 0.0, torch.softmax(x, dim=-1))
+
+
 def layernorm() -> nn.Module:
     torch.manual_seed(3)
     return seeded(nn.LayerNorm(16))
@@ -474,6 +493,9 @@ CASES: list[Case] = [
     ),
     Case("softmax", Softmax, inputs(randn(4, 16))),
     Case("layernorm", layernorm, inputs(randn(4, 16))),
+    # refbackend-vectorized computes an f32 exp with a polynomial of its own
+    Case("exp-range", ExpRange, inputs(randn(8, 64)), pipelines=BASE),
+    Case("safe-softmax", SafeSoftmax, inputs(randn(3, 100)), pipelines=BASE),
     # rows of 100: refbackend-vectorized sums them in 64 lanes, the last 36 into the first lanes
     Case("layernorm-wide", layernorm_wide, inputs(randn(3, 100)), pipelines=BASE),
     Case("attention", Attention, inputs(randn(1, 6, 16)), pipelines=with_matmul_twins(WITH_TOSA)),

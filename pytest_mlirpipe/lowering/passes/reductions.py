@@ -1,0 +1,190 @@
+"""`mlirpipe-simplify-reductions`: reductions in the form a script splits into vector lanes.
+
+torch-mlir lowers a softmax's row maximum (aten._softmax, max over a dim) to a
+`linalg.generic` with two results, the maximum and its index; a softmax reads only the
+maximum, but the index is computed all the same (a compare and a select per element), and a
+reduction of two results is not split into lanes. A result nobody reads is dropped here,
+with the body ops that only computed it. A reduction whose result keeps the reduced dimension
+(a sum of (128, 768) into (128, 1), the map (d0, d1) -> (d0, 0)) writes its result collapsed
+to (128) (map (d0, d1) -> (d0)), expanded back after it: the vectorizer does not take an
+output map with a constant, as the partial results of such a split have.
+"""
+
+from __future__ import annotations
+
+from ..op_query import all_ops
+from .registry import PassBody, register
+
+PASS = "mlirpipe-simplify-reductions"
+
+# Body ops with no side effect: dropped when only a dropped result used them.
+_PURE_DIALECTS = ("arith.", "math.")
+_PURE_OPS = ("linalg.index",)
+
+
+@register(
+    PASS,
+    "Drop each result of a linalg.generic with a reduction loop that nobody uses (and the body "
+    "ops only it used) when the other results still use every loop; write a reduction's result "
+    "without the unit dimensions its output map indexes by the constant 0 (a collapse_shape "
+    "of its init, an expand_shape of its result)",
+)
+def simplify_reductions(options: dict[str, str]) -> PassBody:
+    def run(op, pass_) -> None:
+        from ...mlir_env import ir
+
+        for generic in [o for o in all_ops(op) if o.name == "linalg.generic"]:
+            if not _has_reduction(generic):
+                continue
+            with generic.location:
+                generic = _drop_dead_results(generic, ir)
+                _collapse_unit_outputs(generic, ir)
+
+    return run
+
+
+def _has_reduction(generic) -> bool:
+    return any("reduction" in str(it) for it in generic.attributes["iterator_types"])
+
+
+def _maps(generic, ir) -> list:
+    return [ir.AffineMapAttr(m).value for m in generic.attributes["indexing_maps"]]
+
+
+def _drop_dead_results(generic, ir):
+    """`generic`, or the generic that replaced it without its unused results."""
+    for index in reversed(range(len(generic.results))):
+        if len(generic.results) == 1:
+            break
+        if not list(generic.results[index].uses):
+            generic = _without_result(generic, index, ir) or generic
+    return generic
+
+
+def _without_result(generic, index: int, ir):
+    """A new generic as `generic` without result `index` (None when that result's computation
+    has a side effect, or the other operands' maps leave a loop without a bound)."""
+    from torch_mlir.dialects import linalg
+
+    view = generic.opview
+    inputs, outputs = list(view.inputs), list(view.outputs)
+    block = generic.regions[0].blocks[0]
+    out_arg = block.arguments[len(inputs) + index]
+    body = list(block.operations)
+    kept_values = [v for i, v in enumerate(body[-1].operands) if i != index]
+    live = _live_ops(body[:-1], kept_values)
+    dead = [o for o in body[:-1] if o not in live]
+    if any(not _pure(o) for o in dead) or any(out_arg in list(o.operands) for o in live):
+        return None
+    maps = _maps(generic, ir)
+    del maps[len(inputs) + index]
+    if not _bounds_every_loop(maps):
+        return None
+    arguments = [a for i, a in enumerate(block.arguments) if i != len(inputs) + index]
+    with ir.InsertionPoint(generic), generic.location:
+        new = linalg.GenericOp(
+            [r.type for i, r in enumerate(generic.results) if i != index],
+            inputs,
+            [v for i, v in enumerate(outputs) if i != index],
+            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+            generic.attributes["iterator_types"],
+        )
+    for name in generic.attributes:
+        if "." in name:  # discardable ones, as mlirpipe.* marks
+            new.attributes[name] = generic.attributes[name]
+    with generic.location:
+        new_block = new.regions[0].blocks.append(*[a.type for a in arguments])
+    for old_arg, new_arg in zip(arguments, new_block.arguments, strict=True):
+        old_arg.replace_all_uses_with(new_arg)
+    at_end = ir.InsertionPoint(new_block)
+    for o in body[:-1]:
+        if o in live:
+            o.detach_from_parent()
+            at_end.insert(o)
+    with at_end, generic.location:
+        linalg.YieldOp(kept_values)
+    kept = [r for i, r in enumerate(generic.results) if i != index]
+    for old, result in zip(kept, new.results, strict=True):
+        old.replace_all_uses_with(result)
+    generic.erase()
+    return new.operation
+
+
+def _live_ops(ops: list, roots: list) -> list:
+    """The ops of `ops` (a block's, in order) that compute a value of `roots`, directly or not."""
+    wanted = list(roots)
+    live: list = []
+    for o in reversed(ops):
+        if any(r in wanted for r in o.results):
+            live.append(o)
+            wanted.extend(o.operands)
+    return live[::-1]
+
+
+def _pure(op) -> bool:
+    return op.name.startswith(_PURE_DIALECTS) or op.name in _PURE_OPS
+
+
+def _bounds_every_loop(maps: list) -> bool:
+    """Whether every loop is a dimension of some operand (its bound read from that operand's
+    shape)."""
+    import re
+
+    seen: set[int] = set()
+    for m in maps:
+        for expr in m.results:
+            found = re.fullmatch(r"d(\d+)", str(expr))
+            if found:
+                seen.add(int(found.group(1)))
+    return seen == set(range(maps[0].n_dims))
+
+
+def _collapse_unit_outputs(generic, ir) -> None:
+    """Give `generic`'s one output, of static shape, only its indexed dimensions: each of size
+    1 indexed by the constant 0 is collapsed into the dimension before it (after it when
+    first)."""
+    from torch_mlir.dialects import tensor
+
+    if len(generic.results) != 1:
+        return
+    maps = _maps(generic, ir)
+    out_map, init = maps[-1], generic.operands[len(generic.operands) - 1]
+    out_type = ir.RankedTensorType(init.type)
+    if not out_type.has_static_shape:
+        return
+    shape = list(out_type.shape)
+    kept = [i for i, e in enumerate(out_map.results) if not (str(e) == "0" and shape[i] == 1)]
+    if len(kept) == len(shape) or not kept:
+        return
+    groups = _reassociation(kept, len(shape))
+    i64 = ir.IntegerType.get_signless(64)
+    reassociation = ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups]
+    )
+    collapsed = ir.RankedTensorType.get([shape[i] for i in kept], out_type.element_type)
+    with ir.InsertionPoint(generic), generic.location:
+        new_init = tensor.collapse_shape(collapsed, init, reassociation)
+    generic.operands[len(generic.operands) - 1] = new_init
+    maps[-1] = ir.AffineMap.get(out_map.n_dims, 0, [out_map.results[i] for i in kept])
+    generic.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+    result = generic.results[0]
+    result.set_type(collapsed)
+    with ir.InsertionPoint.after(generic), generic.location:
+        expanded = tensor.expand_shape(out_type, result, reassociation, [], shape)
+    result.replace_all_uses_except(expanded, expanded.owner.operation)
+
+
+def _reassociation(kept: list[int], rank: int) -> list[list[int]]:
+    """Groups of consecutive dimensions, one per kept dimension, each dropped one in the group
+    of the kept dimension before it (of the first kept one when none is before it)."""
+    groups: list[list[int]] = []
+    leading: list[int] = []
+    for d in range(rank):
+        if d in kept:
+            groups.append([*leading, d])
+            leading = []
+        elif groups:
+            groups[-1].append(d)
+        else:
+            leading.append(d)
+    return groups

@@ -1,0 +1,108 @@
+// Reductions as torch-mlir lowers a softmax's through refbackend-vectorized (as with AVX2).
+// After simplify-reductions: the row maximum of aten._softmax, a linalg.generic with two
+// results (the maximum and its index) of which only the maximum is read, without the index (nor
+// its compare and select); a row sum that keeps the reduced dimension ((4, 1), the map
+// (d0, d1) -> (d0, 0)) written as (4) and expanded back. After tile-and-vectorize both are
+// split into lanes (no linalg.generic is left), and after lower-contractions each row is one
+// vector.reduction.
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after simplify-reductions | filecheck %s --check-prefix=SIMPLE
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=LANES
+
+// SIMPLE-LABEL: func.func @row_max
+// SIMPLE: %[[MAX:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x100xf32>) outs(%{{.*}} : tensor<4xf32>)
+// SIMPLE-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+// SIMPLE-NEXT: %[[M:.*]] = arith.maximumf %[[IN]], %[[OUT]] : f32
+// SIMPLE-NEXT: linalg.yield %[[M]] : f32
+// SIMPLE-NEXT: } -> tensor<4xf32>
+// SIMPLE: return %[[MAX]]
+// VEC-LABEL: func.func @row_max
+// VEC-NOT: linalg.generic
+// VEC: vector.transfer_read %arg0{{.*}} : tensor<4x100xf32>, vector<64xf32>
+// VEC: arith.maximumf {{.*}} : vector<36xf32>
+// VEC: vector.multi_reduction <maximumf>, %{{.*}} [1] : vector<1x64xf32> to vector<1xf32>
+// VEC-NOT: linalg.generic
+// LANES-LABEL: func.func @row_max
+// LANES: vector.reduction <maximumf>, %{{.*}} : vector<64xf32> into f32
+
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @row_max(%x: tensor<4x100xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0 : i64
+  %ninf = arith.constant 0xFF800000 : f32
+  %ei = tensor.empty() : tensor<4xi64>
+  %fi = linalg.fill ins(%zero : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
+  %ef = tensor.empty() : tensor<4xf32>
+  %ff = linalg.fill ins(%ninf : f32) outs(%ef : tensor<4xf32>) -> tensor<4xf32>
+  %r:2 = linalg.generic {indexing_maps = [#id2, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x100xf32>) outs(%ff, %fi : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%a: f32, %m: f32, %i: i64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %mx = arith.maximumf %a, %m : f32
+    %gt = arith.cmpf ogt, %a, %m : f32
+    %sel = arith.select %gt, %ji, %i : i64
+    linalg.yield %mx, %sel : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  return %r#0 : tensor<4xf32>
+}
+
+// -----
+
+// SIMPLE-LABEL: func.func @row_sum_keepdim
+// SIMPLE: %[[INIT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+// SIMPLE: %[[SUM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[ROW:.*]]], {{.*}} outs(%[[INIT]] : tensor<4xf32>)
+// SIMPLE: %[[KEPT:.*]] = tensor.expand_shape %[[SUM]] {{\[\[}}0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+// SIMPLE: return %[[KEPT]]
+// VEC-LABEL: func.func @row_sum_keepdim
+// VEC-NOT: linalg.generic
+// VEC: arith.addf {{.*}} : vector<64xf32>
+// VEC: vector.multi_reduction <add>, %{{.*}} [1] : vector<1x64xf32> to vector<1xf32>
+// VEC-NOT: linalg.generic
+
+#id2 = affine_map<(i, j) -> (i, j)>
+#kept = affine_map<(i, j) -> (i, 0)>
+func.func @row_sum_keepdim(%x: tensor<4x100xf32>) -> tensor<4x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #kept], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x100xf32>) outs(%f : tensor<4x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4x1xf32>
+  return %r : tensor<4x1xf32>
+}
+
+// -----
+
+// The index of a row maximum that is read stays (and the reduction, of two results, is not
+// split into lanes).
+// SIMPLE-LABEL: func.func @row_argmax
+// SIMPLE: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xi64>)
+// SIMPLE: arith.select
+// VEC-LABEL: func.func @row_argmax
+// VEC: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xi64>)
+
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @row_argmax(%x: tensor<4x100xf32>) -> tensor<4xi64> {
+  %zero = arith.constant 0 : i64
+  %ninf = arith.constant 0xFF800000 : f32
+  %ei = tensor.empty() : tensor<4xi64>
+  %fi = linalg.fill ins(%zero : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
+  %ef = tensor.empty() : tensor<4xf32>
+  %ff = linalg.fill ins(%ninf : f32) outs(%ef : tensor<4xf32>) -> tensor<4xf32>
+  %r:2 = linalg.generic {indexing_maps = [#id2, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x100xf32>) outs(%ff, %fi : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%a: f32, %m: f32, %i: i64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %mx = arith.maximumf %a, %m : f32
+    %gt = arith.cmpf ogt, %a, %m : f32
+    %sel = arith.select %gt, %ji, %i : i64
+    linalg.yield %mx, %sel : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  return %r#1 : tensor<4xi64>
+}
