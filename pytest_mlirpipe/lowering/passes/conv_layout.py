@@ -70,8 +70,9 @@ def _rewrite(conv, ir) -> None:
             init_nhwc = _transposed(init, TO_NHWC, ir)
         result = getattr(linalg, name)(image_nhwc, filter_t, outs=[init_nhwc])
         new = result.owner
-        for attr in ("strides", "dilations"):
-            new.attributes[attr] = conv.attributes[attr]
+        for attr in ("strides", "dilations"):  # absent: 1, the default of both ops
+            if attr in conv.attributes:
+                new.attributes[attr] = conv.attributes[attr]
         back = _transposed(result, FROM_NHWC, ir)
     conv.results[0].replace_all_uses_with(back)
     conv.erase()
