@@ -458,7 +458,9 @@ module attributes {transform.with_named_sequence} {
       {mlirpipe.sizes = [1, "register"], create_named_contraction} : !transform.any_op
     %conv = transform.structured.match attributes{mlirpipe.conv_tile} in %f
       : (!transform.any_op) -> !transform.any_op
-    %conv_blocks = transform.get_parent_op %conv {op_name = "scf.forall", deduplicate}
+    // (none for a convolution of one block of rows: canonicalization folded its forall away)
+    %conv_blocks = transform.get_parent_op %conv
+      {op_name = "scf.forall", deduplicate, allow_empty_results}
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %conv : !transform.any_op
     // The register tile's write folded into the block it came from (then its accumulator can
