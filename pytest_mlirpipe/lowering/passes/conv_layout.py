@@ -8,7 +8,8 @@ the innermost dimension of the image, the filter and the result: the transform s
 vectorizes a convolution along its output channels (contiguous) and broadcasts one input value
 per output column. A convolution whose initial result is a `linalg.fill` gets a fill of its
 own in NHWC (canonicalization would fold the transpose of a fill, but only after tiling). Only
-f32 convolutions of static shapes are rewritten; others (and grouped ones) are left as they are.
+f32 convolutions of static shapes, no tensor empty, are rewritten; others (and grouped ones)
+are left as they are.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ def _rewritable(conv, ir) -> bool:
     if len(types) != 3 or not all(isinstance(t, ir.RankedTensorType) for t in types):
         return False
     tensors = [ir.RankedTensorType(t) for t in types]
-    return all(t.has_static_shape and str(t.element_type) == "f32" for t in tensors)
+    # a tensor of no elements has nothing to tile (and tiling it crashes)
+    return all(
+        t.has_static_shape and 0 not in t.shape and str(t.element_type) == "f32" for t in tensors
+    )
 
 
 def _rewrite(conv, ir) -> None:

@@ -113,3 +113,20 @@ func.func @default_strides(%image: tensor<1x2x7x7xf32>, %filter: tensor<16x2x3x3
     ins(%image, %filter : tensor<1x2x7x7xf32>, tensor<16x2x3x3xf32>) outs(%init : tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32>
   return %r : tensor<1x16x5x5xf32>
 }
+
+// -----
+
+// A convolution with no output channels (a tensor of no elements) is left as it is: tiling it
+// would crash.
+// NHWC-LABEL: func.func @no_channels
+// NHWC-NOT: linalg.transpose
+// NHWC: linalg.conv_2d_nchw_fchw
+// VEC-LABEL: func.func @no_channels
+// WIDE-LABEL: func.func @no_channels
+// LLVM-LABEL: llvm.func @no_channels
+
+func.func @no_channels(%image: tensor<1x2x7x7xf32>, %filter: tensor<0x2x3x3xf32>, %init: tensor<1x0x5x5xf32>) -> tensor<1x0x5x5xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%image, %filter : tensor<1x2x7x7xf32>, tensor<0x2x3x3xf32>) outs(%init : tensor<1x0x5x5xf32>) -> tensor<1x0x5x5xf32>
+  return %r : tensor<1x0x5x5xf32>
+}
