@@ -3,6 +3,7 @@ samples: correct lowerings pass, a lowering made wrong fails."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -240,3 +241,12 @@ def test_a_passing_check_of_unjudged_random_values_warns(tmp_path) -> None:
         "its 3 values may each be one of the few draws (aten.randn drew 3 samples; the sample "
         "rule needs 16 a value), so only its shape and dtype were compared (they match)"
     )
+
+
+def test_the_warning_of_unjudged_values_points_at_the_test_s_line(mlirpipe) -> None:
+    from pytest_mlirpipe import RandomResultNotJudged
+
+    with pytest.warns(RandomResultNotJudged) as caught:
+        line = sys._getframe().f_lineno + 1
+        mlirpipe.check(FewRawDraws(), torch.zeros(3), pipelines=["refbackend"])
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
