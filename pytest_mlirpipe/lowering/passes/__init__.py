@@ -45,6 +45,7 @@ def _load_installed() -> None:
         blas,
         broadcast_batch_matmul,
         conv_layout,
+        empty_contractions,
         forbid_ops,
         mark_elementwise,
         pack_matmul,
