@@ -149,11 +149,11 @@ module attributes {transform.with_named_sequence} {
 
   // One matmul: blocks, the fill fused into them, the k loop, register tiles.
   transform.named_sequence @tile_matmul(%mm: !transform.any_op {transform.consumed}) {
-    %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
+    %init = transform.get_operand %mm[2] : (!transform.any_op) -> !transform.any_value
     %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [64, 256]
       {mlirpipe.sizes = ["block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @fuse_fill failures(suppress) (%fill, %forall, %blk)
-      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    transform.include @fuse_fill failures(suppress) (%init, %forall, %blk)
+      : (!transform.any_value, !transform.any_op, !transform.any_op) -> ()
     %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 256]
       {mlirpipe.sizes = [0, 0, "k-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %reg, %rl:3 = transform.structured.tile_using_for %kb tile_sizes [8, 32, 1]
@@ -317,11 +317,11 @@ module attributes {transform.with_named_sequence} {
   // panel, m, column in panel, k): blocks of `block-panels` (panels x rows) as scf.forall, the
   // k loop, register tiles of one panel's columns, column by column.
   transform.named_sequence @tile_panel_matmul(%mm: !transform.any_op {transform.consumed}) {
-    %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
+    %init = transform.get_operand %mm[2] : (!transform.any_op) -> !transform.any_value
     %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [16, 64]
       {mlirpipe.sizes = ["block-panels"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @fuse_panel_fill failures(suppress) (%fill, %forall)
-      : (!transform.any_op, !transform.any_op) -> ()
+    transform.include @fuse_panel_fill failures(suppress) (%init, %forall)
+      : (!transform.any_value, !transform.any_op) -> ()
     %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 0, 256]
       {mlirpipe.sizes = [0, 0, 0, "k-block-panels"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %reg, %rl:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1]
@@ -336,11 +336,11 @@ module attributes {transform.with_named_sequence} {
   // `k-block-strips`, register tiles of one strip by one panel (static: the packing's sizes),
   // strip by strip.
   transform.named_sequence @tile_strip_matmul(%mm: !transform.any_op {transform.consumed}) {
-    %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
+    %init = transform.get_operand %mm[2] : (!transform.any_op) -> !transform.any_value
     %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [16, 16]
       {mlirpipe.sizes = ["block-strips"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @fuse_strip_fill failures(suppress) (%fill, %forall)
-      : (!transform.any_op, !transform.any_op) -> ()
+    transform.include @fuse_strip_fill failures(suppress) (%init, %forall)
+      : (!transform.any_value, !transform.any_op) -> ()
     %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 0, 0, 256]
       {mlirpipe.sizes = [0, 0, 0, 0, "k-block-strips"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %reg, %rl:3 = transform.structured.tile_using_for %kb tile_sizes [1, 1, 0, 0, 1]
@@ -350,26 +350,36 @@ module attributes {transform.with_named_sequence} {
   }
 
   // The zero fill of C in strips and panels, fused into a block: one row of a panel a vector.
-  transform.named_sequence @fuse_strip_fill(%fill: !transform.any_op {transform.consumed},
+  transform.named_sequence @fuse_strip_fill(%init: !transform.any_value {transform.readonly},
                                             %forall: !transform.any_op {transform.readonly}) {
-    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
-    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 1, 0]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    %fill = transform.get_defining_op %init : (!transform.any_value) -> !transform.any_op
+    // none when C is a function's argument
+    transform.foreach %fill : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.match.operation_name %one ["linalg.fill"] : !transform.any_op
+      %fused, %new = transform.structured.fuse_into_containing_op %one into %forall
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t, %l:3 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    }
     transform.yield
   }
 
   // The zero fill of C in panels, fused into a block: one row of one panel a vector store.
-  transform.named_sequence @fuse_panel_fill(%fill: !transform.any_op {transform.consumed},
+  transform.named_sequence @fuse_panel_fill(%init: !transform.any_value {transform.readonly},
                                             %forall: !transform.any_op {transform.readonly}) {
-    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
-    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:2 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 0]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    %fill = transform.get_defining_op %init : (!transform.any_value) -> !transform.any_op
+    // none when C is a function's argument
+    transform.foreach %fill : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.match.operation_name %one ["linalg.fill"] : !transform.any_op
+      %fused, %new = transform.structured.fuse_into_containing_op %one into %forall
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t, %l:2 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    }
     transform.yield
   }
 
@@ -390,11 +400,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @tile_batch_matmul(%mm: !transform.any_op {transform.consumed}) {
-    %fill = transform.get_producer_of_operand %mm[2] : (!transform.any_op) -> !transform.any_op
+    %init = transform.get_operand %mm[2] : (!transform.any_op) -> !transform.any_value
     %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [1, 64, 256]
       {mlirpipe.sizes = [1, "block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @fuse_batch_fill failures(suppress) (%fill, %forall)
-      : (!transform.any_op, !transform.any_op) -> ()
+    transform.include @fuse_batch_fill failures(suppress) (%init, %forall)
+      : (!transform.any_value, !transform.any_op) -> ()
     %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 0, 256]
       {mlirpipe.sizes = [0, 0, 0, "k-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %reg, %rl:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1]
@@ -406,28 +416,38 @@ module attributes {transform.with_named_sequence} {
 
   // The zero fill of C, fused into a block and tiled like C's register tiles (fails, and is
   // skipped, when C is not filled by a linalg.fill: a bias copied in, a function argument).
-  transform.named_sequence @fuse_fill(%fill: !transform.any_op {transform.consumed},
+  transform.named_sequence @fuse_fill(%init: !transform.any_value {transform.readonly},
                                       %forall: !transform.any_op {transform.readonly},
                                       %blk: !transform.any_op {transform.readonly}) {
-    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
-    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:2 = transform.structured.tile_using_for %fused tile_sizes [8, 32]
-      {mlirpipe.sizes = ["register-mn"]}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "mlirpipe.fill_tile" : !transform.any_op
+    %fill = transform.get_defining_op %init : (!transform.any_value) -> !transform.any_op
+    // none when C is a function's argument
+    transform.foreach %fill : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.match.operation_name %one ["linalg.fill"] : !transform.any_op
+      %fused, %new = transform.structured.fuse_into_containing_op %one into %forall
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t, %l:2 = transform.structured.tile_using_for %fused tile_sizes [8, 32]
+        {mlirpipe.sizes = ["register-mn"]}
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.annotate %t "mlirpipe.fill_tile" : !transform.any_op
+    }
     transform.yield
   }
 
-  transform.named_sequence @fuse_batch_fill(%fill: !transform.any_op {transform.consumed},
+  transform.named_sequence @fuse_batch_fill(%init: !transform.any_value {transform.readonly},
                                             %forall: !transform.any_op {transform.readonly}) {
-    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
-    %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %fused tile_sizes [1, 8, 32]
-      {mlirpipe.sizes = [1, "register-mn"]}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "mlirpipe.batch_fill_tile" : !transform.any_op
+    %fill = transform.get_defining_op %init : (!transform.any_value) -> !transform.any_op
+    // none when C is a function's argument
+    transform.foreach %fill : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.match.operation_name %one ["linalg.fill"] : !transform.any_op
+      %fused, %new = transform.structured.fuse_into_containing_op %one into %forall
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t, %l:3 = transform.structured.tile_using_for %fused tile_sizes [1, 8, 32]
+        {mlirpipe.sizes = [1, "register-mn"]}
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.annotate %t "mlirpipe.batch_fill_tile" : !transform.any_op
+    }
     transform.yield
   }
 
@@ -458,7 +478,9 @@ module attributes {transform.with_named_sequence} {
       {mlirpipe.sizes = [1, "register"], create_named_contraction} : !transform.any_op
     %conv = transform.structured.match attributes{mlirpipe.conv_tile} in %f
       : (!transform.any_op) -> !transform.any_op
-    %conv_blocks = transform.get_parent_op %conv {op_name = "scf.forall", deduplicate}
+    // (none for a convolution of one block of rows: canonicalization folded its forall away)
+    %conv_blocks = transform.get_parent_op %conv
+      {op_name = "scf.forall", deduplicate, allow_empty_results}
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %conv : !transform.any_op
     // The register tile's write folded into the block it came from (then its accumulator can

@@ -99,7 +99,20 @@ def _warn_of_unjudged_results(outcomes: Sequence[Outcome]) -> None:
         if o.verdict is ExecutionVerdict.PASS and o.comparison is not None:
             for r in o.comparison.unjudged:
                 message = f"case '{o.case}' through pipeline '{o.pipeline}': {r.format()}"
-                warnings.warn(RandomResultNotJudged(message), stacklevel=3)
+                warnings.warn(RandomResultNotJudged(message), stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The stacklevel, for a warning its caller gives, of the first frame outside this package
+    (the test's line, whether it called the checker or the `mlirpipe` fixture)."""
+    import os
+    import sys
+
+    package = str(Path(__file__).resolve().parents[1]) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _bisectable(outcome: Outcome) -> bool:

@@ -485,6 +485,8 @@ CASES: list[Case] = [
     Case("conv2d-pointwise", conv2d_pointwise, inputs(randn(2, 8, 6, 7)), pipelines=BASE),
     Case("conv2d-strided", conv2d_strided, inputs(randn(1, 5, 11, 13)), pipelines=BASE),
     Case("conv2d-dilated", conv2d_dilated, inputs(randn(1, 4, 10, 9)), pipelines=BASE),
+    # output rows no more than a block's (conv-rows): one block, its scf.forall folded away
+    Case("conv2d-one-block", conv2d_pointwise, inputs(randn(1, 8, 3, 5)), pipelines=BASE),
     Case(
         "conv2d-depthwise-strided",
         conv2d_depthwise_strided,

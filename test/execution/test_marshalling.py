@@ -161,6 +161,20 @@ def test_a_never_written_out_param_of_a_drawn_result_is_reported_too() -> None:
     assert "result 0 ('sample'): @forward did not write 3 of 3 elements" in info.value.format()
 
 
+def test_a_drawn_byte_that_equals_both_fills_is_not_taken_for_an_unwritten_element() -> None:
+    # int8 draws: 1 in 65536 elements is 0x5A in the first run and 0xA5 in the second
+    sig = EntrySignature("forward", (TensorType("a", (2,), "f32"),), (TensorType("s", (4,), "i8"),))
+    draws = iter([[0x5A, 1, 2, 3], [0xA5, 4, 5, 6], [7, 8, 9, 10]])
+
+    def draw(packed) -> None:
+        fn.outputs()[0].view(np.uint8)[...] = next(draws)
+
+    entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(draw)
+    fn = NativeFunction(sig, EntryAbi(Abi.DESTINATION, "forward"), lambda: entry, (entry,))
+    (sample,) = fn.checked_call(np.zeros(2, np.float32), drawn=[0])
+    assert sample.view(np.uint8).tolist() == [7, 8, 9, 10]
+
+
 def _second_fill(n: int) -> np.ndarray:
     out = np.empty(n, np.float32)
     out.view(np.uint8)[...] = SECOND_FILL

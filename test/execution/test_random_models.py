@@ -3,6 +3,7 @@ samples: correct lowerings pass, a lowering made wrong fails."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -87,16 +88,21 @@ passes = ["widen-rand"]
 """
 
 
-@pytest.mark.parametrize("model", [RandStats, BernoulliMean], ids=lambda m: m.__name__)
-def test_a_lowering_that_draws_wrong_samples_fails(
-    model, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _wrong_rand_checker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModelChecker:
+    """A checker that knows pipeline refbackend-wide-rand (torch.rand lowered wrong)."""
     (tmp_path / "widen_rand.py").write_text(WIDEN_RAND)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("MLIRPIPE_PASS_MODULES", "widen_rand")
     (tmp_path / "pipes").mkdir()
     (tmp_path / "pipes" / "wide.toml").write_text(WRONG_PIPELINE)
-    checker = ModelChecker(pipeline_dirs=[tmp_path / "pipes"], cache_dir=None, work_dir=tmp_path)
+    return ModelChecker(pipeline_dirs=[tmp_path / "pipes"], cache_dir=None, work_dir=tmp_path)
+
+
+@pytest.mark.parametrize("model", [RandStats, BernoulliMean], ids=lambda m: m.__name__)
+def test_a_lowering_that_draws_wrong_samples_fails(
+    model, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checker = _wrong_rand_checker(tmp_path, monkeypatch)
     x = torch.full((256, 256), 0.3) if model is BernoulliMean else torch.zeros(256, 256)
     with pytest.raises(ExecutionMismatch) as info:
         checker.check(model(), x, pipelines=["refbackend-wide-rand"])
@@ -104,6 +110,24 @@ def test_a_lowering_that_draws_wrong_samples_fails(
     assert "result 0 ('result0'): differs from torch's beyond the sample rule for random " in text
     assert "drew 65536 samples): |native - torch| = " in text
     assert "> 4 x max(|torch|, 1) / sqrt(samples) = 0.0156" in text
+
+
+class OneDrawAndAMean(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.rand(1), torch.rand_like(x).mean()
+
+
+def test_a_result_is_judged_by_its_own_draws_not_by_another_result_s_fewer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checker = _wrong_rand_checker(tmp_path, monkeypatch)
+    with pytest.raises(ExecutionMismatch) as info:  # the single draw alone is not judged
+        checker.check(OneDrawAndAMean(), torch.zeros(256, 256), pipelines=["refbackend-wide-rand"])
+    text = info.value.format()
+    assert "result 0 ('result0'): not judged: its 1 value may each be one of the few draws " in text
+    assert "(aten.rand drew 1 samples; the sample rule needs 16 a value)" in text
+    assert "result 1 ('result1'): differs from torch's beyond the sample rule for random " in text
+    assert "(aten.rand_like drew 65536 samples): |native - torch| = " in text
 
 
 def test_the_same_seed_gives_torch_the_same_samples_every_run() -> None:
@@ -117,7 +141,8 @@ def test_the_same_seed_gives_torch_the_same_samples_every_run() -> None:
 
 def test_random_ops_are_found_in_the_exported_program_with_their_sample_count() -> None:
     program = torch.export.export(RandStats(), (torch.zeros(16, 8),))
-    assert draws_of(program) == Draws(("aten.rand_like",), 128, (True, True))
+    per_result = ((("aten.rand_like",), 128),) * 2
+    assert draws_of(program) == Draws(("aten.rand_like",), 128, (True, True), per_result)
     assert draws_of(torch.export.export(torch.nn.ReLU(), (torch.zeros(3),))) is None
 
 
@@ -216,3 +241,12 @@ def test_a_passing_check_of_unjudged_random_values_warns(tmp_path) -> None:
         "its 3 values may each be one of the few draws (aten.randn drew 3 samples; the sample "
         "rule needs 16 a value), so only its shape and dtype were compared (they match)"
     )
+
+
+def test_the_warning_of_unjudged_values_points_at_the_test_s_line(mlirpipe) -> None:
+    from pytest_mlirpipe import RandomResultNotJudged
+
+    with pytest.warns(RandomResultNotJudged) as caught:
+        line = sys._getframe().f_lineno + 1
+        mlirpipe.check(FewRawDraws(), torch.zeros(3), pipelines=["refbackend"])
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)

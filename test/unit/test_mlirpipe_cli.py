@@ -98,7 +98,7 @@ def test_list_marks_the_stages_whose_cpu_table_applies_and_says_why(monkeypatch)
     monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", "avx512f")
     status, out, _ = mlirpipe("list")
     assert status == 0
-    assert "\n    5. pack-panels (cpu.avx512f): B of each f32 matmul in panels of 64" in out
+    assert "\n    6. pack-panels (cpu.avx512f): B of each f32 matmul in panels of 64" in out
     assert out.endswith(
         "\n(cpu.F: the stage's [stage.cpu.F] table, which $MLIRPIPE_CPU_FEATURES chose; "
         "MLIRPIPE_CPU_FEATURES=... sets the features for a run)\n"
@@ -106,7 +106,7 @@ def test_list_marks_the_stages_whose_cpu_table_applies_and_says_why(monkeypatch)
     monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", "avx2")
     status, out, _ = mlirpipe("list")
     assert status == 0 and "(cpu." not in out
-    assert "\n    5. pack-panels: B of each f32 matmul in panels of 16" in out
+    assert "\n    6. pack-panels: B of each f32 matmul in panels of 16" in out
 
 
 def test_features_that_are_not_feature_names_are_refused(monkeypatch):

@@ -170,6 +170,10 @@ def _read(desc: ctypes.Structure, t: TensorType, out: np.ndarray | None) -> np.n
 
 FIRST_FILL = 0x5A  # the byte integer and boolean out-params start with (floats start as NaN)
 SECOND_FILL = 0xA5  # the byte every out-param holds before the second, checking run
+# The bytes of the runs that confirm an element of a drawn result kept both fills: a draw of a
+# byte or two may happen to equal them (1 in 65536 for an int8 drawn twice); one run more
+# for each fill it also equals, until none or 8 runs (1 in 2**64).
+CONFIRMING_FILLS = (0x3C, 0xC3, 0x69, 0x96, 0x0F, 0xF0)
 
 
 def poisoned(t: TensorType) -> np.ndarray:
@@ -192,25 +196,46 @@ def _require_written(
     """Raise if an out-param element differs between two runs with different fills. A result
     in `drawn` (computed from random draws, which differ between the runs) is unwritten where
     each run left the fill it was given: the first one's, then 0xA5 bytes."""
+    _report_unwritten(signature, _unwritten(signature, first, second, drawn))
+
+
+def _unwritten(
+    signature: EntrySignature,
+    first: Sequence[np.ndarray],
+    second: Sequence[np.ndarray],
+    drawn: Collection[int],
+) -> list[np.ndarray]:
+    """For each result, the flat indices of the elements `_require_written` reports."""
+    found = []
     for i, (t, a, b) in enumerate(zip(signature.results, first, second, strict=True)):
         if a.size == 0:
+            found.append(np.zeros(0, np.intp))
             continue
-        bytes_a = a.reshape(-1).view(np.uint8).reshape(a.size, a.itemsize)
-        bytes_b = b.reshape(-1).view(np.uint8).reshape(b.size, b.itemsize)
+        bytes_a, bytes_b = _element_bytes(a), _element_bytes(b)
         if i in drawn:
-            fill = poisoned(t).reshape(-1).view(np.uint8).reshape(a.size, a.itemsize)
+            fill = _element_bytes(poisoned(t))
             kept = (bytes_a == fill).all(axis=1) & (bytes_b == SECOND_FILL).all(axis=1)
-            unwritten = np.flatnonzero(kept)
+            found.append(np.flatnonzero(kept))
         else:
-            unwritten = np.flatnonzero((bytes_a != bytes_b).any(axis=1))
-        if unwritten.size:
-            where = ", ".join(
-                str([int(x) for x in np.unravel_index(k, a.shape)]) for k in unwritten[:5]
-            )
+            found.append(np.flatnonzero((bytes_a != bytes_b).any(axis=1)))
+    return found
+
+
+def _element_bytes(a: np.ndarray) -> np.ndarray:
+    """`a`'s bytes, a row per element."""
+    return a.reshape(-1).view(np.uint8).reshape(a.size, a.itemsize)
+
+
+def _report_unwritten(signature: EntrySignature, unwritten: Sequence[np.ndarray]) -> None:
+    for i, (t, found) in enumerate(zip(signature.results, unwritten, strict=True)):
+        if found.size:
+            shape = cast("tuple[int, ...]", t.shape)
+            size = int(np.prod(shape, dtype=np.int64))
+            where = ", ".join(str([int(x) for x in np.unravel_index(k, shape)]) for k in found[:5])
             raise MlirpipeError(
                 Problem(
                     f"result {i} ('{t.name}'): @{signature.function} did not write "
-                    f"{unwritten.size} of {a.size} elements of its out-param (first at "
+                    f"{found.size} of {size} elements of its out-param (first at "
                     f"{where}); they kept the fill the caller put there",
                     hint="destination passing must write every element of each out-param: "
                     "`mlirpipe stages FILE --pipeline P` shows the stage that dropped the write",
@@ -440,7 +465,8 @@ class NativeFunction:
         filled first with NaN (integers: 0x5A bytes), then with 0xA5 bytes. An element it
         never writes differs between the runs and is reported, whatever the reference holds;
         `drawn`: the results computed from random draws, whose values differ between the runs
-        (an element of those is reported where each run left its fill)."""
+        (an element of those is reported where each run left its fill, a few runs more when
+        a draw could have equalled the fills)."""
         self._outputs = [None] * len(self.signature.results)
         call = self.bind(*inputs)
         call()
@@ -449,7 +475,19 @@ class NativeFunction:
             for out in self.outputs():
                 out.reshape(-1).view(np.uint8)[...] = SECOND_FILL
             call()
-            _require_written(self.signature, first, self.outputs(), drawn)
+            unwritten = _unwritten(self.signature, first, self.outputs(), drawn)
+            for fill in CONFIRMING_FILLS:
+                left = [i for i in drawn if unwritten[i].size]
+                if not left:
+                    break
+                for out in self.outputs():
+                    out.reshape(-1).view(np.uint8)[...] = fill
+                call()
+                outputs = self.outputs()
+                for i in left:
+                    kept = (_element_bytes(outputs[i])[unwritten[i]] == fill).all(axis=1)
+                    unwritten[i] = unwritten[i][kept]
+            _report_unwritten(self.signature, unwritten)
         return self._take_outputs()
 
     def _take_outputs(self) -> list[np.ndarray]:

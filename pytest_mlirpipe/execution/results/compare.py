@@ -564,7 +564,9 @@ def compare(
             n,
             a,
             e,
-            tolerances if draws is None or draws.covers(i) else replace(tolerances, draws=None),
+            tolerances
+            if draws is None
+            else replace(tolerances, draws=draws.of_result(i) if draws.covers(i) else None),
             x,
             why_not_scaled,
         )

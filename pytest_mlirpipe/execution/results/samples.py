@@ -23,11 +23,14 @@ MIN_DRAWS = 16
 class Draws:
     """The random ops of a model's exported program, the fewest samples one of them draws
     (the sample size the rule judges by), and which results depend on a draw (in the imported
-    function's order); a result that does not is judged by the other rules."""
+    function's order); a result that does not is judged by the other rules. `per_result`: for
+    each result, the random ops it is computed from and the fewest samples one of them draws
+    (a mean of many draws is judged by them, not by another result's single draw)."""
 
     ops: tuple[str, ...]
     samples: int
     results: tuple[bool, ...] = ()
+    per_result: tuple[tuple[tuple[str, ...], int], ...] = ()
 
     def describe(self) -> str:
         return f"{', '.join(self.ops)} drew {self.samples} samples"
@@ -36,13 +39,20 @@ class Draws:
         """Whether result `index` depends on a random op (True when that is not known)."""
         return self.results[index] if index < len(self.results) else not self.results
 
+    def of_result(self, index: int) -> Draws:
+        """The draws result `index` is computed from (all of them when that is not known)."""
+        if index >= len(self.per_result) or not self.per_result[index][0]:
+            return self
+        ops, samples = self.per_result[index]
+        return Draws(ops, samples, self.results, self.per_result)
+
 
 def draws_of(program: Any) -> Draws | None:
     """The ATen ops tagged nondeterministic_seeded in an exported program, or None."""
     import torch
 
     ops: dict[str, int] = {}
-    random_nodes = set()
+    random_nodes: dict[Any, tuple[str, int]] = {}  # a random node -> (its op, its samples)
     for node in program.graph.nodes:
         tags = getattr(node.target, "tags", ()) if node.op == "call_function" else ()
         if torch.Tag.nondeterministic_seeded in tags:
@@ -50,32 +60,44 @@ def draws_of(program: Any) -> Draws | None:
             count = int(value.numel()) if hasattr(value, "numel") else 1
             name = str(node.target).removesuffix(".default")
             ops[name] = min(ops.get(name, count), count)
-            random_nodes.add(node)
+            random_nodes[node] = (name, count)
     if not ops:
         return None
-    return Draws(tuple(sorted(ops)), max(min(ops.values()), 1), _depends(program, random_nodes))
+    below = _depends(program, set(random_nodes))
+    per_result = []
+    for nodes in below:
+        drawn = [random_nodes[n] for n in nodes]
+        fewest = max(min((c for _, c in drawn), default=1), 1)
+        per_result.append((tuple(sorted({name for name, _ in drawn})), fewest))
+    return Draws(
+        tuple(sorted(ops)),
+        max(min(ops.values()), 1),
+        tuple(bool(nodes) for nodes in below),
+        tuple(per_result),
+    )
 
 
-def _depends(program: Any, random_nodes: set) -> tuple[bool, ...]:
+def _depends(program: Any, random_nodes: set) -> tuple[frozenset, ...]:
     """For each result of the imported function (the outputs the import keeps, in order),
-    whether it is computed from a random node."""
+    the random nodes it is computed from."""
     from torch.export.graph_signature import OutputKind
 
     kept = {OutputKind.USER_OUTPUT, OutputKind.USER_INPUT_MUTATION, OutputKind.BUFFER_MUTATION}
     output = next(n for n in program.graph.nodes if n.op == "output")
-    found: dict[Any, bool] = {}
+    found: dict[Any, frozenset] = {}
 
-    def random_below(node: Any) -> bool:
-        stack, seen = [node], set()
+    def random_below(node: Any) -> frozenset:
+        stack, seen, reached = [node], set(), set()
         while stack:
             current = stack.pop()
-            if current in random_nodes:
-                return True
-            if current in seen or not hasattr(current, "all_input_nodes"):
+            if current in seen:
                 continue
             seen.add(current)
-            stack.extend(current.all_input_nodes)
-        return False
+            if current in random_nodes:
+                reached.add(current)
+            if hasattr(current, "all_input_nodes"):
+                stack.extend(current.all_input_nodes)
+        return frozenset(reached)
 
     depends = []
     for spec, arg in zip(program.graph_signature.output_specs, output.args[0], strict=False):

@@ -69,7 +69,9 @@ def _rewrite(bmm, weight, ir) -> None:
     a, broadcast, c = bmm.operands
     batch, m, k = ir.RankedTensorType(a.type).shape
     n = ir.RankedTensorType(c.type).shape[2]
-    f32 = ir.RankedTensorType(c.type).element_type
+    # A's element type and C's may differ (products of bf16 accumulated in f32)
+    a_element = ir.RankedTensorType(a.type).element_type
+    c_element = ir.RankedTensorType(c.type).element_type
     stacked = ir.ArrayAttr.get(
         [
             ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g])
@@ -77,11 +79,14 @@ def _rewrite(bmm, weight, ir) -> None:
         ]
     )
     with ir.InsertionPoint(bmm), bmm.location:
-        a2 = tensor.collapse_shape(ir.RankedTensorType.get([batch * m, k], f32), a, stacked)
-        c_type = ir.RankedTensorType.get([batch * m, n], f32)
+        a_type = ir.RankedTensorType.get([batch * m, k], a_element)
+        a2 = tensor.collapse_shape(a_type, a, stacked)
+        c_type = ir.RankedTensorType.get([batch * m, n], c_element)
         fill = c.owner
         if getattr(fill, "name", None) == "linalg.fill" and len(list(c.uses)) == 1:
-            c2 = linalg.fill(fill.operands[0], outs=[tensor.EmptyOp([batch * m, n], f32).result])
+            c2 = linalg.fill(
+                fill.operands[0], outs=[tensor.EmptyOp([batch * m, n], c_element).result]
+            )
         else:
             c2 = tensor.collapse_shape(c_type, c, stacked)
         # The maps written out: the pack pass after this one reads them (a matmul built here

@@ -8,7 +8,8 @@ the innermost dimension of the image, the filter and the result: the transform s
 vectorizes a convolution along its output channels (contiguous) and broadcasts one input value
 per output column. A convolution whose initial result is a `linalg.fill` gets a fill of its
 own in NHWC (canonicalization would fold the transpose of a fill, but only after tiling). Only
-f32 convolutions of static shapes are rewritten; others (and grouped ones) are left as they are.
+f32 convolutions of static shapes, no tensor empty, are rewritten; others (and grouped ones)
+are left as they are.
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ def _rewritable(conv, ir) -> bool:
     if len(types) != 3 or not all(isinstance(t, ir.RankedTensorType) for t in types):
         return False
     tensors = [ir.RankedTensorType(t) for t in types]
-    return all(t.has_static_shape and str(t.element_type) == "f32" for t in tensors)
+    # a tensor of no elements has nothing to tile (and tiling it crashes)
+    return all(
+        t.has_static_shape and 0 not in t.shape and str(t.element_type) == "f32" for t in tensors
+    )
 
 
 def _rewrite(conv, ir) -> None:
@@ -70,8 +74,9 @@ def _rewrite(conv, ir) -> None:
             init_nhwc = _transposed(init, TO_NHWC, ir)
         result = getattr(linalg, name)(image_nhwc, filter_t, outs=[init_nhwc])
         new = result.owner
-        for attr in ("strides", "dilations"):
-            new.attributes[attr] = conv.attributes[attr]
+        for attr in ("strides", "dilations"):  # absent: 1, the default of both ops
+            if attr in conv.attributes:
+                new.attributes[attr] = conv.attributes[attr]
         back = _transposed(result, FROM_NHWC, ir)
     conv.results[0].replace_all_uses_with(back)
     conv.erase()

@@ -13,12 +13,12 @@ MAX_RANK = 4
 
 @register(
     PASS,
-    f"Mark each linalg.generic on tensors of static shapes whose loops are all parallel, that "
-    f"has a result, whose rank is 1 to {MAX_RANK} and whose operands' elements are integers or "
-    f"floats of 8 bits or more with {MARK} = its rank (a vector of i1 is loaded and stored as "
-    "bits, not as the bytes of a tensor of i1); one of rank 2 or more with one result whose "
-    "last loop is a reduction and whose other loops are parallel (a softmax's sum, a layer "
-    f"norm's mean) with {ROW_REDUCTION_MARK} = its rank",
+    f"Mark each linalg.generic on tensors of static shapes, none empty, whose loops are all "
+    f"parallel, that has a result, whose rank is 1 to {MAX_RANK} and whose operands' elements "
+    f"are integers or floats of 8 bits or more with {MARK} = its rank (a vector of i1 is loaded "
+    "and stored as bits, not as the bytes of a tensor of i1); one of rank 2 or more with one "
+    "result whose last loop is a reduction and whose other loops are parallel (a softmax's sum, "
+    f"a layer norm's mean) with {ROW_REDUCTION_MARK} = its rank",
 )
 def mark_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -57,15 +57,15 @@ def _mark(generic, ir) -> str | None:
 
 
 def _on_bytes_of_static_shapes(generic, ir) -> bool:
-    """Whether every operand is a tensor of static shape holding integers or floats of 8 bits
-    or more."""
+    """Whether every operand is a tensor of static shape, of at least one element, holding
+    integers or floats of 8 bits or more."""
     for value in generic.operands:
         if not isinstance(value.type, ir.RankedTensorType):
             return False
         kind = ir.RankedTensorType(value.type)
         element = kind.element_type
-        if not kind.has_static_shape:
-            return False
+        if not kind.has_static_shape or 0 in kind.shape:
+            return False  # (of no elements: nothing to vectorize, and tiling it crashes)
         if isinstance(element, ir.IntegerType):
             if ir.IntegerType(element).width < 8:
                 return False

@@ -74,3 +74,29 @@ func.func @kept(%a: tensor<3x2x4xf32>, %b: tensor<3x4x32xf32>, %w: tensor<4x32xf
   %s = linalg.batch_matmul ins(%a, %d : tensor<3x2x4xf32>, tensor<3x4x32xf32>) outs(%c : tensor<3x2x32xf32>) -> tensor<3x2x32xf32>
   return %r, %s : tensor<3x2x32xf32>, tensor<3x2x32xf32>
 }
+
+// -----
+
+// A and B of bf16 accumulated into C of f32: A is collapsed as bf16, C as f32.
+// CHECK-LABEL: func.func @mixed
+// CHECK: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<3x2x4xbf16> into tensor<6x4xbf16>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<6x32xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<6x32xf32>)
+// CHECK: linalg.matmul ins(%[[A]], %arg1 : tensor<6x4xbf16>, tensor<4x32xbf16>) outs(%[[F]] : tensor<6x32xf32>)
+// PACK-LABEL: func.func @mixed
+// PACK: linalg.matmul
+#bcast = affine_map<(d0, d1, d2) -> (d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @mixed(%a: tensor<3x2x4xbf16>, %w: tensor<4x32xbf16>) -> tensor<3x2x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x4x32xbf16>
+  %b = linalg.generic {indexing_maps = [#bcast, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%w : tensor<4x32xbf16>) outs(%e : tensor<3x4x32xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    linalg.yield %in : bf16
+  } -> tensor<3x4x32xbf16>
+  %ce = tensor.empty() : tensor<3x2x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ce : tensor<3x2x32xf32>) -> tensor<3x2x32xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<3x2x4xbf16>, tensor<3x4x32xbf16>) outs(%c : tensor<3x2x32xf32>) -> tensor<3x2x32xf32>
+  return %r : tensor<3x2x32xf32>
+}

@@ -97,3 +97,36 @@ func.func @f64_conv(%image: tensor<1x2x5x5xf64>, %filter: tensor<3x2x3x3xf64>, %
     ins(%image, %filter : tensor<1x2x5x5xf64>, tensor<3x2x3x3xf64>) outs(%init : tensor<1x3x3x3xf64>) -> tensor<1x3x3x3xf64>
   return %r : tensor<1x3x3x3xf64>
 }
+
+// -----
+
+// A convolution without strides or dilations (both 1 by default) changes layout too.
+// NHWC-LABEL: func.func @default_strides
+// NHWC: linalg.conv_2d_nhwc_hwcf ins(%{{.*}}, %{{.*}} : tensor<1x7x7x2xf32>, tensor<3x3x2x16xf32>) outs(%{{.*}} : tensor<1x5x5x16xf32>)
+// VEC-LABEL: func.func @default_strides
+// VEC-NOT: linalg.conv
+// WIDE-LABEL: func.func @default_strides
+// LLVM-LABEL: llvm.func @default_strides
+
+func.func @default_strides(%image: tensor<1x2x7x7xf32>, %filter: tensor<16x2x3x3xf32>, %init: tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32> {
+  %r = linalg.conv_2d_nchw_fchw
+    ins(%image, %filter : tensor<1x2x7x7xf32>, tensor<16x2x3x3xf32>) outs(%init : tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32>
+  return %r : tensor<1x16x5x5xf32>
+}
+
+// -----
+
+// A convolution with no output channels (a tensor of no elements) is left as it is: tiling it
+// would crash.
+// NHWC-LABEL: func.func @no_channels
+// NHWC-NOT: linalg.transpose
+// NHWC: linalg.conv_2d_nchw_fchw
+// VEC-LABEL: func.func @no_channels
+// WIDE-LABEL: func.func @no_channels
+// LLVM-LABEL: llvm.func @no_channels
+
+func.func @no_channels(%image: tensor<1x2x7x7xf32>, %filter: tensor<0x2x3x3xf32>, %init: tensor<1x0x5x5xf32>) -> tensor<1x0x5x5xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%image, %filter : tensor<1x2x7x7xf32>, tensor<0x2x3x3xf32>) outs(%init : tensor<1x0x5x5xf32>) -> tensor<1x0x5x5xf32>
+  return %r : tensor<1x0x5x5xf32>
+}

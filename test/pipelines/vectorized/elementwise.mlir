@@ -120,3 +120,30 @@ func.func @row_sum(%x: tensor<4x100xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// On tensors of no elements: not marked, left to linalg-to-loops (tiling them crashes).
+// MARK-LABEL: func.func @empty_rows
+// MARK-NOT: mlirpipe.
+// VEC-LABEL: func.func @empty_rows
+// LANES-LABEL: func.func @empty_rows
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @empty_rows(%x: tensor<4x0xf32>) -> (tensor<4x0xf32>, tensor<4xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4x0xf32>
+  %twice = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x0xf32>) outs(%e0 : tensor<4x0xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4x0xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x0xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %twice, %sum : tensor<4x0xf32>, tensor<4xf32>
+}
