@@ -50,6 +50,7 @@ def _load_installed() -> None:
         pack_matmul,
         reshape_pairs,
         scalar_loads,
+        sink_transposes,
         transform_script,
     )
 
