@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+# Ops that give their operand's elements, in the same order, another shape.
+RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
+
 
 class Blobs:
     """The data of a module's `dense_resource` constants (its printed resource section,
@@ -39,13 +42,19 @@ class Blobs:
 
     def values(self, value):
         """The f32 values of `value` as a numpy array of its shape when it is the result of an
-        arith.constant this can read; else None."""
+        arith.constant this can read, or a reshape of one (tensor.collapse_shape, expand_shape:
+        torch-mlir's view of a depthwise filter C x 1 x KH x KW as C x KH x KW); else None."""
         from ...mlir_env import ir
 
+        shape = ir.RankedTensorType(value.type).shape
         owner = value.owner
+        while getattr(owner, "name", None) in RESHAPES:
+            owner = owner.operands[0].owner
         if getattr(owner, "name", None) != "arith.constant":
             return None
-        return self.array(owner.attributes["value"], ir.RankedTensorType(value.type).shape)
+        source = ir.RankedTensorType(owner.results[0].type).shape
+        found = self.array(owner.attributes["value"], source)
+        return None if found is None else found.reshape(shape)
 
 
 def f32_constant(values, name: str, ir):

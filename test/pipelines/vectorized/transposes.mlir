@@ -138,3 +138,34 @@ func.func @two_convolutions(%x: tensor<1x2x3x3xf32>, %v: tensor<2x2x1x1xf32>, %w
   } -> tensor<1x2x3x3xf32>
   return %sum : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// A depthwise filter as torch-mlir gives it: the constant C x 1 x KH x KW seen as C x KH x KW
+// (a collapse_shape of a dense_resource, which nothing folds). Its values are read through that
+// view and transposed once likewise.
+// SINK-LABEL: func.func @collapsed_depthwise_filter
+// NHWC-LABEL: func.func @collapsed_depthwise_filter
+// NHWC: %[[FILTER:.*]] = arith.constant dense_resource<[[BLOB:mlirpipe_filter[_0-9]*]]> : tensor<1x2x2xf32>
+// NHWC-NOT: linalg.transpose ins(%{{.*}} : tensor<2x1x2xf32>)
+// NHWC: linalg.depthwise_conv_2d_nhwc_hwc {{.*}} ins(%{{.*}}, %[[FILTER]] : tensor<1x3x4x2xf32>, tensor<1x2x2xf32>)
+// NHWC: [[BLOB]]: "0x040000000000803F000040400000004000008040"
+
+func.func @collapsed_depthwise_filter(%image: tensor<1x2x3x4xf32>) -> tensor<1x2x3x3xf32> {
+  %weight = arith.constant dense_resource<weight> : tensor<2x1x1x2xf32>
+  %filter = tensor.collapse_shape %weight [[0, 1], [2], [3]] : tensor<2x1x1x2xf32> into tensor<2x1x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x3x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%image, %filter : tensor<1x2x3x4xf32>, tensor<2x1x2xf32>) outs(%f : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %r : tensor<1x2x3x3xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      weight: "0x040000000000803F000000400000404000008040"
+    }
+  }
+#-}
