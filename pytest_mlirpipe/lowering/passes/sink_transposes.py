@@ -8,13 +8,15 @@ channel dimension where it now is); an operand that is itself a transpose by the
 permutation is read untransposed. A transpose inserted into a filled tensor (a padding) moves
 below the insertion likewise. Where a transpose reaches the inverse transpose (the next
 convolution's image to NHWC) the two cancel: a block of convolutions keeps its images in NHWC
-from one convolution to the next. A transpose that reaches anything else stays above it.
+from one convolution to the next. A transpose that reaches anything else stays above it. Only
+transposes from NHWC to NCHW (mlirpipe-conv-to-nhwc's of a result) move; others (a linear
+layer's weight, an attention's keys) are left where they are.
 """
 
 from __future__ import annotations
 
 from ..op_query import all_ops
-from .conv_layout import transposed
+from .conv_layout import FROM_NHWC, transposed
 from .registry import PassBody, register
 
 PASS = "mlirpipe-sink-transposes"
@@ -22,9 +24,10 @@ PASS = "mlirpipe-sink-transposes"
 
 @register(
     PASS,
-    "Move each linalg.transpose below the elementwise linalg.generics (all loops parallel, "
-    "identity maps of results whose initial values are not read) and the tensor.insert_slices "
-    "into a linalg.fill that read it, and cancel it with an inverse linalg.transpose it reaches",
+    "Move each linalg.transpose from NHWC to NCHW below the elementwise linalg.generics (all "
+    "loops parallel, identity maps of results whose initial values are not read) and the "
+    "tensor.insert_slices into a linalg.fill that read it, and cancel it with an inverse "
+    "linalg.transpose it reaches",
 )
 def sink_transposes(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -40,10 +43,13 @@ def _sink_one(root, ir) -> bool:
     """Move one transpose below one of its users (or cancel it with one); whether one moved."""
     for transpose in [o for o in all_ops(root) if o.name == "linalg.transpose"]:
         perm = _permutation(transpose, ir)
+        if perm != list(FROM_NHWC):
+            continue
         result = transpose.results[0]
         for use in list(result.uses):
             user = use.owner
-            if user.name == "linalg.transpose" and _inverse(perm) == _permutation(user, ir):
+            cancels = user.name == "linalg.transpose" and user.operands[0] == result
+            if cancels and _inverse(perm) == _permutation(user, ir):
                 user.results[0].replace_all_uses_with(transpose.operands[0])
                 user.erase()
             elif user.name == "linalg.generic" and _elementwise(user, result, ir):

@@ -141,6 +141,27 @@ func.func @two_convolutions(%x: tensor<1x2x3x3xf32>, %v: tensor<2x2x1x1xf32>, %w
 
 // -----
 
+// A transpose other than NHWC to NCHW (not a convolution's result) stays where it is, above the
+// elementwise op that reads it.
+// SINK-LABEL: func.func @other_transpose
+// SINK: %[[T:.*]] = linalg.transpose ins(%arg0 : tensor<2x3x4x5xf32>) outs(%{{.*}} : tensor<2x4x5x3xf32>) permutation = [0, 2, 3, 1]
+// SINK-NEXT: linalg.generic {{.*}} ins(%[[T]] : tensor<2x4x5x3xf32>)
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @other_transpose(%x: tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32> {
+  %e = tensor.empty() : tensor<2x4x5x3xf32>
+  %t = linalg.transpose ins(%x : tensor<2x3x4x5xf32>) outs(%e : tensor<2x4x5x3xf32>) permutation = [0, 2, 3, 1]
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%t : tensor<2x4x5x3xf32>) outs(%e : tensor<2x4x5x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4x5x3xf32>
+  return %r : tensor<2x4x5x3xf32>
+}
+
+// -----
+
 // A depthwise filter as torch-mlir gives it: the constant C x 1 x KH x KW seen as C x KH x KW
 // (a collapse_shape of a dense_resource, which nothing folds). Its values are read through that
 // view and transposed once likewise.
