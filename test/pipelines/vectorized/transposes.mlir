@@ -191,32 +191,3 @@ func.func @collapsed_depthwise_filter(%image: tensor<1x2x3x4xf32>) -> tensor<1x2
     }
   }
 #-}
-
-// -----
-
-// After tile-transposes: a convolution's image to NHWC in tiles of 8 image columns x 8 channels
-// (loops over rows, columns and channels), its result back to NCHW in tiles of 8 channels x 8
-// columns (loops over channels, rows and columns; 14 columns: a tile of 8 and one of 6); a
-// tile is still a transpose. The filter's transpose (of rank 3) is left whole.
-// TILE-LABEL: func.func @tiled_transposes
-// TILE: scf.for %{{.*}} = %c0{{.*}} to %c10{{.*}} step %c1
-// TILE: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c8
-// TILE: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c8
-// TILE: linalg.transpose ins(%{{.*}} : tensor<1x8x1x8xf32>) outs(%{{.*}} : tensor<1x1x8x8xf32>) permutation = [0, 2, 3, 1]
-// TILE: linalg.depthwise_conv_2d_nhwc_hwc
-// TILE: scf.for %{{.*}} = %c0{{.*}} to %c1{{.*}} step %c1
-// TILE: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c8
-// TILE: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1
-// TILE: scf.for %{{.*}} = %c0{{.*}} to %c14{{.*}} step %c8
-// TILE: linalg.transpose ins(%{{.*}} : tensor<1x1x?x8xf32>) outs(%{{.*}} : tensor<1x8x1x?xf32>) permutation = [0, 3, 1, 2]
-// TILE-NOT: linalg.transpose
-// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-transposes | filecheck %s --check-prefix=TILE
-
-func.func @tiled_transposes(%image: tensor<1x16x10x16xf32>, %filter: tensor<16x3x3xf32>) -> tensor<1x16x8x14xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x16x8x14xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x8x14xf32>) -> tensor<1x16x8x14xf32>
-  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
-    ins(%image, %filter : tensor<1x16x10x16xf32>, tensor<16x3x3xf32>) outs(%f : tensor<1x16x8x14xf32>) -> tensor<1x16x8x14xf32>
-  return %r : tensor<1x16x8x14xf32>
-}
