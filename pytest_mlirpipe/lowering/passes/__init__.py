@@ -54,6 +54,7 @@ def _load_installed() -> None:
         reductions,
         reshape_pairs,
         scalar_loads,
+        sink_transposes,
         transform_script,
     )
 

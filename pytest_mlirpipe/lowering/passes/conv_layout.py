@@ -7,14 +7,16 @@ are its channels) becomes a `linalg.depthwise_conv_2d_nhwc_hwc` the same way. Ch
 the innermost dimension of the image, the filter and the result: the transform script
 vectorizes a convolution along its output channels (contiguous) and broadcasts one input value
 per output column. A convolution whose initial result is a `linalg.fill` gets a fill of its
-own in NHWC (canonicalization would fold the transpose of a fill, but only after tiling). Only
-f32 convolutions of static shapes, no tensor empty, are rewritten; others (and grouped ones)
-are left as they are.
+own in NHWC (canonicalization would fold the transpose of a fill, but only after tiling). A
+constant filter (a model's weight) is transposed here, once, into a new constant: no transpose
+of it is left to run at every call. Only f32 convolutions of static shapes, no tensor empty, are
+rewritten; others (and grouped ones) are left as they are.
 """
 
 from __future__ import annotations
 
 from ..op_query import all_ops
+from .constants import Blobs, f32_constant
 from .registry import PassBody, register
 
 PASS = "mlirpipe-conv-to-nhwc"
@@ -41,9 +43,10 @@ def conv_to_nhwc(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
         from ...mlir_env import ir
 
+        blobs = Blobs(op)
         for conv in [o for o in all_ops(op) if o.name in REWRITES]:
             if _rewritable(conv, ir):
-                _rewrite(conv, ir)
+                _rewrite(conv, blobs, ir)
 
     return run
 
@@ -59,25 +62,29 @@ def _rewritable(conv, ir) -> bool:
     )
 
 
-def _rewrite(conv, ir) -> None:
+def _rewrite(conv, blobs: Blobs, ir) -> None:
     from torch_mlir.dialects import linalg
 
     image, filter_, init = conv.operands
     name, filter_perm = REWRITES[conv.name]
     with ir.InsertionPoint(conv), conv.location:
-        image_nhwc = _transposed(image, TO_NHWC, ir)
-        filter_t = _transposed(filter_, filter_perm, ir)
+        image_nhwc = transposed(image, TO_NHWC, ir)
+        weights = blobs.values(filter_)
+        if weights is not None:  # transposed now, into a new constant
+            filter_t = f32_constant(weights.transpose(filter_perm), "mlirpipe_filter", ir)
+        else:
+            filter_t = transposed(filter_, filter_perm, ir)
         fill = init.owner if getattr(init.owner, "name", None) == "linalg.fill" else None
         if fill is not None:
             init_nhwc = linalg.fill(fill.operands[0], outs=[_empty_like(init, TO_NHWC, ir)])
         else:
-            init_nhwc = _transposed(init, TO_NHWC, ir)
+            init_nhwc = transposed(init, TO_NHWC, ir)
         result = getattr(linalg, name)(image_nhwc, filter_t, outs=[init_nhwc])
         new = result.owner
         for attr in ("strides", "dilations"):  # absent: 1, the default of both ops
             if attr in conv.attributes:
                 new.attributes[attr] = conv.attributes[attr]
-        back = _transposed(result, FROM_NHWC, ir)
+        back = transposed(result, FROM_NHWC, ir)
     conv.results[0].replace_all_uses_with(back)
     conv.erase()
     if fill is not None and not list(fill.results[0].uses):
@@ -92,7 +99,7 @@ def _empty_like(value, perm: tuple[int, ...], ir):
     return tensor.EmptyOp([kind.shape[p] for p in perm], kind.element_type).result
 
 
-def _transposed(value, perm: tuple[int, ...], ir):
+def transposed(value, perm: tuple[int, ...], ir):
     """`value` with its dimensions permuted by `perm` (a linalg.transpose)."""
     from torch_mlir.dialects import linalg
 

@@ -21,11 +21,10 @@ for a small M (a batch of one row) cost more than the product itself.
 
 from __future__ import annotations
 
-import re
-
 from ...errors import PipelineSpecError, Problem
 from ..op_query import all_ops
 from .blas.matching import Refused, operand_dims
+from .constants import Blobs, f32_constant
 from .registry import PassBody, register
 
 PASS = "mlirpipe-pack-matmul"
@@ -49,7 +48,7 @@ def pack_matmul(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
         from ...mlir_env import ir
 
-        blobs = _Blobs(op)
+        blobs = Blobs(op)
         for matmul in [o for o in all_ops(op) if o.name == "linalg.matmul"]:
             try:
                 shapes = _packable(matmul, width, ir)
@@ -94,7 +93,7 @@ def _packable(matmul, width: int, ir) -> tuple:
     return m, n, k, amap == (2, 0), bmap == (1, 2)
 
 
-def _rewrite(matmul, shapes: tuple, width: int, rows: int, blobs: _Blobs, ir) -> None:
+def _rewrite(matmul, shapes: tuple, width: int, rows: int, blobs: Blobs, ir) -> None:
     """The matmul as linalg.contracts on B in panels (and A in strips when `rows`): with M not
     a multiple of `rows`, one on the strips of the first rows and one on a strip of the rest."""
     m, n, k, a_k_major, b_n_major = shapes
@@ -206,61 +205,18 @@ def _pack(value, shape: list[int], tile: int, tiled_dim: int, ir):
     return linalg.pack(value, empty, inner_dims_pos=[1], inner_tiles=[tile], outer_dims_perm=[1, 0])
 
 
-class _Blobs:
-    """The data of the module's `dense_resource` constants (its printed resource section,
-    printed once, when a constant B first asks for it)."""
-
-    def __init__(self, module) -> None:
-        self._module = module
-        self._text: str | None = None
-
-    def array(self, attr, shape: list[int]):
-        """The f32 values of a constant's attribute (dense or dense_resource) as a numpy array
-        of `shape`; None when they cannot be read."""
-        import numpy as np
-
-        from ...mlir_env import ir
-
-        try:
-            return np.array(ir.DenseFPElementsAttr(attr), dtype=np.float32).reshape(shape)
-        except ValueError:  # not dense<...>
-            pass
-        found = re.fullmatch(r"dense_resource<(.+)>", str(attr).split(" : ")[0])
-        if found is None:
-            return None
-        if self._text is None:
-            self._text = self._module.get_asm(binary=False)
-        blob = re.search(rf'\n\s*"?{re.escape(found.group(1))}"?: "0x([0-9A-Fa-f]*)"', self._text)
-        if blob is None:
-            return None
-        data = bytes.fromhex(blob.group(1))[4:]  # the first 4 bytes: the blob's alignment
-        if len(data) != 4 * int(np.prod(shape)):
-            return None
-        return np.frombuffer(data, dtype=np.float32).reshape(shape)
-
-
-def _constant_panels(b, b_n_major: bool, width: int, blobs: _Blobs, ir):
+def _constant_panels(b, b_n_major: bool, width: int, blobs: Blobs, ir):
     """B in panels as a new constant, when B is a constant or a transpose of one; else None."""
-    import numpy as np
-
     transposed, source = False, b
     owner = b.owner
     if getattr(owner, "name", None) == "linalg.transpose":
         if [int(p) for p in ir.DenseI64ArrayAttr(owner.attributes["permutation"])] != [1, 0]:
             return None
         transposed, source = True, owner.operands[0]
-        owner = source.owner
-    if getattr(owner, "name", None) != "arith.constant":
-        return None
-    values = blobs.array(owner.attributes["value"], ir.RankedTensorType(source.type).shape)
+    values = blobs.values(source)
     if values is None:
         return None
     kn = values.T if transposed != b_n_major else values  # B as (k, n)
     k, n = kn.shape
-    panels = np.ascontiguousarray(kn.reshape(k, n // width, width).transpose(1, 0, 2))
-    kind = ir.RankedTensorType.get(list(panels.shape), ir.F32Type.get())
-    name = f"mlirpipe_panels_{width}"
-    attr = ir.DenseResourceElementsAttr.get_from_buffer(panels, name, kind)
-    from torch_mlir.dialects import arith
-
-    return arith.ConstantOp(kind, attr).result
+    panels = kn.reshape(k, n // width, width).transpose(1, 0, 2)
+    return f32_constant(panels, f"mlirpipe_panels_{width}", ir)

@@ -1,0 +1,28 @@
+// After tile-transposes: a convolution's image to NHWC in tiles of 8 image columns x 8 channels,
+// its result back to NCHW in tiles of 8 channels x 8 columns (14 columns: a tile of 8 and one
+// of 6), each an iteration of an scf.forall (over batch, rows and the tiles of columns and
+// channels) whose result is the whole transpose: a result of the function stays the
+// allocation the caller's buffer replaces (an scf.for nest's result was copied into it). A
+// tile is still a transpose; the filter's (of rank 3) is left whole.
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-transposes | filecheck %s --check-prefix=TILE
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after buffer-deallocation | filecheck %s --check-prefix=LOOPS
+
+// TILE-LABEL: func.func @tiled_transposes
+// TILE: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 10, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x10x16x16xf32>)
+// TILE: linalg.transpose ins(%{{.*}} : tensor<1x8x1x8xf32>) outs(%{{.*}} : tensor<1x1x8x8xf32>) permutation = [0, 2, 3, 1]
+// TILE: linalg.depthwise_conv_2d_nhwc_hwc
+// TILE: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 8, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x8x14xf32>)
+// TILE: linalg.transpose ins(%{{.*}} : tensor<1x1x?x8xf32>) outs(%{{.*}} : tensor<1x8x1x?xf32>) permutation = [0, 3, 1, 2]
+// TILE-NOT: linalg.transpose
+
+// LOOPS-LABEL: func.func @tiled_transposes
+// LOOPS-NOT: memref.copy
+
+func.func @tiled_transposes(%image: tensor<1x16x10x16xf32>, %filter: tensor<16x3x3xf32>) -> tensor<1x16x8x14xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x8x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x8x14xf32>) -> tensor<1x16x8x14xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%image, %filter : tensor<1x16x10x16xf32>, tensor<16x3x3xf32>) outs(%f : tensor<1x16x8x14xf32>) -> tensor<1x16x8x14xf32>
+  return %r : tensor<1x16x8x14xf32>
+}
