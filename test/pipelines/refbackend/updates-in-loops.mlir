@@ -59,7 +59,9 @@
 // DEALLOC: memref.dealloc
 // DEALLOC: scf.yield
 
-func.func @insert_in_loop(%n: index) -> tensor<1048576xi64> {
+func.func @insert_in_loop(%count: tensor<i64>) -> tensor<1048576xi64> {
+  %k = tensor.extract %count[] : tensor<i64>
+  %n = arith.index_cast %k : i64 to index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %init = tensor.empty() : tensor<1048576xi64>
