@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -17,8 +16,6 @@ from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
 from .plugin import run_config
 
 if TYPE_CHECKING:
-    from types import FrameType
-
     from .execution.check import ModelChecker, Outcome
     from .execution.native.compiled_model import CompiledModel
 
@@ -403,15 +400,12 @@ def _run_line(
     return f"  check it again outside pytest (seeded random inputs of these shapes): {command}"
 
 
-_OWN_FILES = str(Path(__file__).parent) + os.sep
-
-
 def _caller(root: Path | None) -> str:
     """`file:line` of the call into the fixture: the first frame outside this package (a
     test may call check() several times, or through helpers of its own)."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_OWN_FILES):
-        frame = frame.f_back
+    from .callers import outside
+
+    frame, _ = outside(sys._getframe(1))
     if frame is None:
         return ""
     path = Path(frame.f_code.co_filename)

@@ -105,14 +105,11 @@ def _warn_of_unjudged_results(outcomes: Sequence[Outcome]) -> None:
 def _caller_level() -> int:
     """The stacklevel, for a warning its caller gives, of the first frame outside this package
     (the test's line, whether it called the checker or the `mlirpipe` fixture)."""
-    import os
     import sys
 
-    package = str(Path(__file__).resolve().parents[1]) + os.sep
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
+    from ..callers import outside
+
+    return 1 + outside(sys._getframe(1))[1]
 
 
 def _bisectable(outcome: Outcome) -> bool:

@@ -17,7 +17,17 @@ ROOT = Path(pytest_mlirpipe.__file__).parent
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "core",
-        ("model", "errors", "atomic", "capture", "contain", "mlir_env", "options", "expectations"),
+        (
+            "model",
+            "errors",
+            "atomic",
+            "capture",
+            "contain",
+            "mlir_env",
+            "options",
+            "expectations",
+            "callers",
+        ),
     ),
     ("lowering", ("lowering",)),
     ("execution", ("execution",)),
