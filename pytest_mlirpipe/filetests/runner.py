@@ -274,19 +274,21 @@ def _may_name_native_code(path: Path) -> bool:
     lines itself (a DEFINE line, a `%{readfile:...}`); True when it cannot be read."""
     from .inprocess import NATIVE_WORDS
 
-    try:
-        text = path.read_bytes()
-    except OSError:
-        return True
-    return any(word in text for word in NATIVE_WORDS)
+    return _holds(path, NATIVE_WORDS, unreadable=True)
 
 
 def _names_mlirpipe(path: Path) -> bool:
     """Whether the file's text names an `mlirpipe` tool (or the tools' module)."""
+    return _holds(path, (b"mlirpipe",), unreadable=False)
+
+
+def _holds(path: Path, words: tuple[bytes, ...], unreadable: bool) -> bool:
+    """Whether the file's bytes hold one of `words` (`unreadable` when they cannot be read)."""
     try:
-        return b"mlirpipe" in path.read_bytes()
+        text = path.read_bytes()
     except OSError:
-        return False
+        return unreadable
+    return any(word in text for word in words)
 
 
 def _lit_config(params: dict[str, str]):

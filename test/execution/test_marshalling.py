@@ -182,7 +182,10 @@ def _second_fill(n: int) -> np.ndarray:
 
 
 def test_a_result_drawn_anew_by_each_run_is_written_where_it_left_neither_fill() -> None:
-    from pytest_mlirpipe.execution.native.jit import _require_written
+    from pytest_mlirpipe.execution.native.jit import _report_unwritten, _unwritten
+
+    def _require_written(sig, first, second, drawn=()):
+        _report_unwritten(sig, _unwritten(sig, first, second, drawn))
 
     sig = EntrySignature("forward", (), (TensorType("sample", (3,), "f32"),))
     first = [np.array([0.25, 0.5, 0.75], np.float32)]

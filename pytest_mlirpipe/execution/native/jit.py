@@ -187,25 +187,16 @@ def poisoned(t: TensorType) -> np.ndarray:
     return out
 
 
-def _require_written(
-    signature: EntrySignature,
-    first: Sequence[np.ndarray],
-    second: Sequence[np.ndarray],
-    drawn: Collection[int] = (),
-) -> None:
-    """Raise if an out-param element differs between two runs with different fills. A result
-    in `drawn` (computed from random draws, which differ between the runs) is unwritten where
-    each run left the fill it was given: the first one's, then 0xA5 bytes."""
-    _report_unwritten(signature, _unwritten(signature, first, second, drawn))
-
-
 def _unwritten(
     signature: EntrySignature,
     first: Sequence[np.ndarray],
     second: Sequence[np.ndarray],
     drawn: Collection[int],
 ) -> list[np.ndarray]:
-    """For each result, the flat indices of the elements `_require_written` reports."""
+    """For each result, the flat indices of the elements an out-param kept: those that differ
+    between two runs with different fills; of a result in `drawn` (computed from random draws,
+    which differ between the runs), those where each run left the fill it was given (the
+    first one's, then 0xA5 bytes)."""
     found = []
     for i, (t, a, b) in enumerate(zip(signature.results, first, second, strict=True)):
         if a.size == 0:
