@@ -46,6 +46,7 @@ def _load_installed() -> None:
         bool_tensors,
         broadcast_batch_matmul,
         conv_layout,
+        elementwise_fusion,
         empty_contractions,
         exp_approximation,
         forbid_ops,

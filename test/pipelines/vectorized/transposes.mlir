@@ -40,8 +40,7 @@ func.func @constant_depthwise_filter(%image: tensor<1x2x3x4xf32>) -> tensor<1x2x
 
 // -----
 
-// After mlirpipe-sink-transposes (not in the pipeline: see docs/guides/vectorized.md; the filters,
-// not constants here, are transposed as before): the first convolution's result, transposed back to NCHW, moves below
+// After sink-transposes (the filters, not constants here, are transposed as before): the first convolution's result, transposed back to NCHW, moves below
 // the scaling (its channels' scale, broadcast along H and W, now read along the last dimension as
 // a vector of C: not as C x 1 x 1, which the vectorizer would read element by element),
 // the ReLU and the padding (an insertion into a filled NHWC tensor), then meets the second
@@ -69,7 +68,7 @@ func.func @constant_depthwise_filter(%image: tensor<1x2x3x4xf32>) -> tensor<1x2x
 // SINK-NEXT: arith.addf
 // SINK: %[[OUT:.*]] = linalg.transpose ins(%[[SUM]] : tensor<1x6x6x4xf32>) outs(%{{.*}} : tensor<1x4x6x6xf32>) permutation = [0, 3, 1, 2]
 // SINK-NEXT: return %[[OUT]]
-// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after conv-to-nhwc | mlirpipe-opt --split-input-file --pass-pipeline "builtin.module(mlirpipe-sink-transposes)" | filecheck %s --check-prefix=SINK
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after sink-transposes | filecheck %s --check-prefix=SINK
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #channel = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>

@@ -1,0 +1,172 @@
+"""`mlirpipe-fuse-elementwise`: chains of elementwise ops as one op, one pass over memory.
+
+torch-mlir lowers a BatchNorm in eval mode to four elementwise `linalg.generic`s (subtract the
+mean, multiply by 1/sqrt(var + eps), by the weight, add the bias) and the ReLU after it to a
+fifth: five passes over the whole activation, each reading and writing it. Here a producer
+whose one use is an operand of an elementwise op (or of a reduction: a layer norm's squares
+into its sum) over the same loops, read element by element as it was written, is computed in
+the consumer's body instead: one op reads the chain's inputs and writes its end.
+
+Upstream's `linalg-fuse-elementwise-ops` also fuses through broadcasts and reshapes and copies
+ops with side effects (torch-mlir's `cf.assert` of a non-zero divisor) into the fused bodies,
+which then stay loops; this pass fuses only what keeps each op vectorizable as it was: a
+producer whose loops are all parallel, whose one result is written by the identity map, whose
+body has only `arith`/`math` ops (and `linalg.index`) and does not read its output's element,
+into a consumer that reads it by the identity map too.
+"""
+
+from __future__ import annotations
+
+from ..op_query import all_ops
+from .registry import PassBody, register
+
+PASS = "mlirpipe-fuse-elementwise"
+
+_PURE_DIALECTS = ("arith.", "math.")
+_PURE_OPS = ("linalg.index", "linalg.yield")
+
+
+@register(
+    PASS,
+    "Compute each linalg.generic whose loops are all parallel, with one result written by the "
+    "identity map, whose body has only arith and math ops and does not read its output, in the "
+    "body of the one linalg.generic using that result, when that op reads it by the identity "
+    "map over the same number of loops: a chain of elementwise ops (a batch norm and a ReLU) "
+    "becomes one op, one pass over memory instead of one per op",
+)
+def fuse_elementwise(options: dict[str, str]) -> PassBody:
+    def run(op, pass_) -> None:
+        from ...mlir_env import ir
+
+        fused = True
+        while fused:  # a fused op may be the producer of the next one
+            fused = False
+            for consumer in [o for o in all_ops(op) if o.name == "linalg.generic"]:
+                if _fuse_one_producer(consumer, ir):
+                    fused = True
+                    break
+
+    return run
+
+
+def _fuse_one_producer(consumer, ir) -> bool:
+    """Fuse one producer of `consumer`'s inputs into it; whether one was."""
+    for value in consumer.opview.inputs:
+        producer = _fusable_producer(value, consumer, ir)
+        if producer is not None:
+            with consumer.location:
+                _fuse(producer, consumer, ir)
+            return True
+    return False
+
+
+def _maps(generic, ir) -> list:
+    return [ir.AffineMapAttr(m).value for m in generic.attributes["indexing_maps"]]
+
+
+def _fusable_producer(value, consumer, ir):
+    """The linalg.generic that makes `value`, if it can be computed in `consumer`'s body: every
+    read of `value` by `consumer` is an input read by the identity map, and `consumer` is its
+    only user unless the producer is cheap enough to compute again in each user (a type
+    conversion: a layer norm's f32 input widened to f64 for both its sums)."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView | ir.Operation) or owner.name != "linalg.generic":
+        return None  # (a block argument's owner is its block)
+    producer = owner.operation
+    if producer.parent != consumer.parent or len(producer.results) != 1:
+        return None
+    iterators = producer.attributes["iterator_types"]
+    if any("parallel" not in str(it) for it in iterators):
+        return None
+    loops = len(iterators)
+    if len(consumer.attributes["iterator_types"]) != loops:
+        return None
+    identity = ir.AffineMap.get_identity(loops)
+    if _maps(producer, ir)[-1] != identity:
+        return None
+    c_maps = _maps(consumer, ir)
+    n_inputs = len(consumer.opview.inputs)
+    reads = [k for k, v in enumerate(consumer.operands) if v == value]
+    if any(k >= n_inputs or c_maps[k] != identity for k in reads):
+        return None
+    block = producer.regions[0].blocks[0]
+    out_element = block.arguments[len(block.arguments) - 1]
+    if list(out_element.uses):
+        return None
+    body = list(block.operations)
+    if any(not (o.name.startswith(_PURE_DIALECTS) or o.name in _PURE_OPS) for o in body):
+        return None
+    shared = any(use.owner.operation != consumer for use in value.uses)
+    if shared and not _recomputable(body):
+        return None
+    return producer
+
+
+def _recomputable(body: list) -> bool:
+    """Whether a producer's body (its yield last) is cheap enough to compute in each of its
+    users: one conversion or arithmetic op, no `math` function."""
+    return len(body) <= 2 and not any(o.name.startswith("math.") for o in body)
+
+
+def _fuse(producer, consumer, ir) -> None:
+    """Replace `consumer` by one generic that computes `producer`'s element where it read
+    its result, and erase `consumer` (and `producer` unless another op reads it, in which
+    case a copy of it is fused)."""
+    from torch_mlir.dialects import linalg
+
+    value = producer.results[0]
+    if any(use.owner.operation != consumer for use in value.uses):
+        producer = producer.clone(ip=ir.InsertionPoint(consumer))
+        for k, v in enumerate(consumer.operands):
+            if v == value:
+                consumer.operands[k] = producer.results[0]
+        value = producer.results[0]
+    c_view = consumer.opview
+    c_inputs, c_outputs = list(c_view.inputs), list(c_view.outputs)
+    p_inputs = list(producer.opview.inputs)
+    c_maps, p_maps = _maps(consumer, ir), _maps(producer, ir)
+    p_block = producer.regions[0].blocks[0]
+    c_block = consumer.regions[0].blocks[0]
+    c_args = list(c_block.arguments)
+    reads = [k for k, v in enumerate(c_inputs) if v == value]
+    inputs, maps, arguments = [], [], []
+    for k, v in enumerate(c_inputs):
+        if k == reads[0]:  # the producer's operands where it was first read
+            inputs += p_inputs
+            maps += p_maps[: len(p_inputs)]
+            arguments += list(p_block.arguments)[: len(p_inputs)]
+        elif k not in reads:
+            inputs.append(v)
+            maps.append(c_maps[k])
+            arguments.append(c_args[k])
+    maps += c_maps[len(c_inputs) :]
+    arguments += c_args[len(c_inputs) :]
+    with ir.InsertionPoint(consumer):
+        new = linalg.GenericOp(
+            [r.type for r in consumer.results],
+            inputs,
+            c_outputs,
+            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+            consumer.attributes["iterator_types"],
+        )
+    for name in consumer.attributes:
+        if "." in name:  # discardable ones, as mlirpipe.* marks
+            new.attributes[name] = consumer.attributes[name]
+    block = new.regions[0].blocks.append(*[a.type for a in arguments])
+    for old, arg in zip(arguments, block.arguments, strict=True):
+        old.replace_all_uses_with(arg)
+    at_end = ir.InsertionPoint(block)
+    p_body = list(p_block.operations)
+    for o in p_body[:-1]:
+        o.detach_from_parent()
+        at_end.insert(o)
+    element = p_body[-1].operands[0]
+    for k in reads:
+        c_args[k].replace_all_uses_with(element)
+    for o in list(c_block.operations):
+        o.detach_from_parent()
+        at_end.insert(o)
+    for old, result in zip(consumer.results, new.results, strict=True):
+        old.replace_all_uses_with(result)
+    consumer.erase()
+    producer.erase()

@@ -1,0 +1,229 @@
+// Chains of elementwise ops through refbackend-vectorized (as with AVX2). After
+// fuse-elementwise: a batch norm's four ops and the ReLU after it (torch-mlir's lowering of
+// BatchNorm2d in eval mode) are one linalg.generic reading the image and the four per-channel
+// vectors, one pass over memory; after tile-and-vectorize it is vectors like any elementwise op.
+// A layer norm's squares are computed inside the sum that reads them. Left as they are: a
+// producer read by two ops, one whose body has a side effect (torch-mlir's cf.assert of a
+// non-zero divisor), one read through a transposing map, and one that reads its output's element.
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after fuse-elementwise | filecheck %s --check-prefix=FUSE
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
+
+// FUSE-LABEL: func.func @batch_norm_relu
+// FUSE: %[[R:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2, %arg3, %arg4 : tensor<1x16x4x100xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>) outs(%{{.*}} : tensor<1x16x4x100xf32>)
+// FUSE-NEXT: ^bb0(%[[X:.*]]: f32, %[[MEAN:.*]]: f32, %[[RSTD:.*]]: f32, %[[W:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+// FUSE-NEXT: %[[C:.*]] = arith.subf %[[X]], %[[MEAN]] : f32
+// FUSE-NEXT: %[[N:.*]] = arith.mulf %[[C]], %[[RSTD]] : f32
+// FUSE-NEXT: %[[S:.*]] = arith.mulf %[[N]], %[[W]] : f32
+// FUSE-NEXT: %[[Y:.*]] = arith.addf %[[S]], %[[B]] : f32
+// FUSE-NEXT: %[[GT:.*]] = arith.cmpf ugt, %[[Y]], %{{.*}} : f32
+// FUSE-NEXT: %[[RELU:.*]] = arith.select %[[GT]], %[[Y]], %{{.*}} : f32
+// FUSE-NEXT: linalg.yield %[[RELU]] : f32
+// FUSE-NOT: linalg.generic
+// FUSE: return %[[R]]
+// VEC-LABEL: func.func @batch_norm_relu
+// VEC-NOT: linalg.generic
+// VEC: arith.subf {{.*}} : vector<64xf32>
+// VEC: arith.select {{.*}} : vector<64xi1>, vector<64xf32>
+// VEC-NOT: linalg.generic
+// VEC: return
+#id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#chan = affine_map<(n, c, h, w) -> (c, 0, 0)>
+func.func @batch_norm_relu(%x: tensor<1x16x4x100xf32>, %mean: tensor<16x1x1xf32>, %rstd: tensor<16x1x1xf32>,
+                           %w: tensor<16x1x1xf32>, %b: tensor<16x1x1xf32>) -> tensor<1x16x4x100xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x4x100xf32>
+  %0 = linalg.generic {indexing_maps = [#id4, #chan, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %mean : tensor<1x16x4x100xf32>, tensor<16x1x1xf32>) outs(%e : tensor<1x16x4x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.subf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x4x100xf32>
+  %1 = linalg.generic {indexing_maps = [#id4, #chan, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%0, %rstd : tensor<1x16x4x100xf32>, tensor<16x1x1xf32>) outs(%e : tensor<1x16x4x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.mulf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x4x100xf32>
+  %2 = linalg.generic {indexing_maps = [#id4, #chan, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%1, %w : tensor<1x16x4x100xf32>, tensor<16x1x1xf32>) outs(%e : tensor<1x16x4x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.mulf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x4x100xf32>
+  %3 = linalg.generic {indexing_maps = [#id4, #chan, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%2, %b : tensor<1x16x4x100xf32>, tensor<16x1x1xf32>) outs(%e : tensor<1x16x4x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.addf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x4x100xf32>
+  %4 = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%3 : tensor<1x16x4x100xf32>) outs(%e : tensor<1x16x4x100xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %gt = arith.cmpf ugt, %a, %zero : f32
+    %r = arith.select %gt, %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x4x100xf32>
+  return %4 : tensor<1x16x4x100xf32>
+}
+
+// -----
+
+// A layer norm's variance: the squares of the centred rows summed; the squares are computed in
+// the reduction's body, which is still split into vector lanes.
+// FUSE-LABEL: func.func @sum_of_squares
+// FUSE: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %arg1 : tensor<4x100xf32>, tensor<4xf32>)
+// FUSE-NEXT: ^bb0(%[[X:.*]]: f32, %[[MEAN:.*]]: f32, %[[ACC:.*]]: f32):
+// FUSE-NEXT: %[[C:.*]] = arith.subf %[[X]], %[[MEAN]] : f32
+// FUSE-NEXT: %[[SQ:.*]] = arith.mulf %[[C]], %[[C]] : f32
+// FUSE-NEXT: %[[S:.*]] = arith.addf %[[SQ]], %[[ACC]] : f32
+// FUSE-NEXT: linalg.yield %[[S]] : f32
+// FUSE-NOT: linalg.generic
+// VEC-LABEL: func.func @sum_of_squares
+// VEC-NOT: linalg.generic
+// VEC: arith.mulf {{.*}} : vector<64xf32>
+// VEC: vector.multi_reduction <add>, %{{.*}} [1] : vector<1x64xf32> to vector<1xf32>
+// VEC-NOT: linalg.generic
+// VEC: return
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @sum_of_squares(%x: tensor<4x100xf32>, %mean: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x100xf32>
+  %sq = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : tensor<4x100xf32>, tensor<4xf32>) outs(%e : tensor<4x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %c = arith.subf %a, %m : f32
+    %s = arith.mulf %c, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4x100xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : tensor<4x100xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %sum : tensor<4xf32>
+}
+
+// -----
+
+// Read by two ops: a producer with a math function is computed once, by itself; a conversion
+// (a layer norm's input widened to f64 for its mean and for its variance) is computed again in
+// each of its users instead of being written and read back.
+// FUSE-LABEL: func.func @two_users
+// FUSE: %[[D:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x16xf32>)
+// FUSE: math.sqrt
+// FUSE: linalg.generic {{.*}} ins(%[[D]] : tensor<4x16xf32>)
+// FUSE: linalg.generic {{.*}} ins(%[[D]] : tensor<4x16xf32>)
+// FUSE: linalg.generic {{.*}} ins(%arg0 : tensor<4x16xf32>) outs(%{{.*}} : tensor<4x16xf64>)
+// FUSE-NEXT: ^bb0(%[[A:.*]]: f32, %{{.*}}: f64):
+// FUSE-NEXT: %[[W:.*]] = arith.extf %[[A]] : f32 to f64
+// FUSE-NEXT: arith.addf %[[W]], %[[W]] : f64
+// FUSE: linalg.generic {{.*}} ins(%arg0 : tensor<4x16xf32>) outs(%{{.*}} : tensor<4x16xf64>)
+// FUSE-NEXT: ^bb0(%[[B:.*]]: f32, %{{.*}}: f64):
+// FUSE-NEXT: %[[V:.*]] = arith.extf %[[B]] : f32 to f64
+// FUSE-NEXT: arith.mulf %[[V]], %[[V]] : f64
+// FUSE-NOT: linalg.generic
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @two_users(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf64>, tensor<4x16xf64>) {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %d = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.sqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %q = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.subf %a, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %e64 = tensor.empty() : tensor<4x16xf64>
+  %w = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x16xf32>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%a: f32, %o: f64):
+    %r = arith.extf %a : f32 to f64
+    linalg.yield %r : f64
+  } -> tensor<4x16xf64>
+  %s = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<4x16xf64>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %r = arith.addf %a, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4x16xf64>
+  %t = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w, %w : tensor<4x16xf64>, tensor<4x16xf64>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %r = arith.mulf %a, %b : f64
+    linalg.yield %r : f64
+  } -> tensor<4x16xf64>
+  return %p, %q, %s, %t : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf64>, tensor<4x16xf64>
+}
+
+// -----
+
+// A producer with torch-mlir's cf.assert, one read through a transposing map and one that reads
+// its output's element (an accumulation into %acc): each left as its own op.
+// FUSE-LABEL: func.func @left_alone
+// FUSE: %[[Q:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x4xf32>)
+// FUSE: cf.assert
+// FUSE: %[[M:.*]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<4x4xf32>)
+// FUSE: %[[T:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x4xf32>)
+// FUSE: %[[U:.*]] = linalg.generic {indexing_maps = [#[[TR:.*]], #{{.*}}], {{.*}} ins(%[[T]] : tensor<4x4xf32>)
+// FUSE: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x4xf32>) outs(%arg1 : tensor<4x4xf32>)
+// FUSE: linalg.generic {{.*}} ins(%[[A]] : tensor<4x4xf32>)
+#id2 = affine_map<(i, j) -> (i, j)>
+#tr = affine_map<(i, j) -> (j, i)>
+func.func @left_alone(%x: tensor<4x4xf32>, %acc: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %q = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %nz = arith.cmpf one, %a, %zero : f32
+    cf.assert %nz, "unimplemented: tensor with zero element"
+    %r = arith.divf %one, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %m = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%q : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %a, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %t = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %one : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %u = linalg.generic {indexing_maps = [#tr, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %a, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %a = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.addf %in, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %v = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.mulf %in, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  return %m, %u, %v : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
