@@ -101,3 +101,50 @@ def _rewrite(bmm, weight, ir) -> None:
         kind = getattr(dead, "name", None)
         if kind in ("linalg.generic", "linalg.fill") and not list(dead.results[0].uses):
             dead.erase()
+
+
+UNIT_BATCH_PASS = "mlirpipe-unit-batch-matmul"
+
+
+@register(
+    UNIT_BATCH_PASS,
+    "Rewrite each linalg.batch_matmul of static shapes and a batch of 1 (a TOSA matmul's) as a "
+    "linalg.matmul of its operands collapsed to 2-d, the result expanded back to 3-d; other "
+    "ops (convolutions among them) are left named as they are",
+)
+def unit_batch_matmul(options: dict[str, str]) -> PassBody:
+    def run(op, pass_) -> None:
+        from ...mlir_env import ir
+
+        for bmm in [o for o in all_ops(op) if o.name == "linalg.batch_matmul"]:
+            try:
+                b = _unit_batch_b(bmm, ir)
+            except Refused:
+                continue
+            _rewrite(bmm, b, ir)
+
+    return run
+
+
+def _unit_batch_b(bmm, ir):
+    """B of `bmm` collapsed to 2-d (k, n), when its batch is 1; else Refused."""
+    from torch_mlir.dialects import tensor
+
+    values = list(bmm.operands)
+    if len(values) != 3 or len(bmm.results) != 1:
+        raise Refused("not a batch_matmul on tensors")
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in values):
+        raise Refused("not on tensors")
+    kinds = [ir.RankedTensorType(v.type) for v in values]
+    if any(not t.has_static_shape for t in kinds) or kinds[0].shape[0] != 1:
+        raise Refused("dynamic shapes or a batch other than 1")
+    if operand_dims(bmm) != [(0, 1, 3), (0, 3, 2), (0, 1, 2)]:
+        raise Refused("not a batch_matmul's maps")
+    _, k, n = kinds[1].shape
+    i64 = ir.IntegerType.get_signless(64)
+    groups = ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in ([0, 1], [2])]
+    )
+    with ir.InsertionPoint(bmm), bmm.location:
+        b_type = ir.RankedTensorType.get([k, n], kinds[1].element_type)
+        return tensor.collapse_shape(b_type, values[1], groups)

@@ -3,7 +3,8 @@
 `linalg.conv_2d_nchw_fchw` (what torch-mlir makes of a convolution) becomes a
 `linalg.conv_2d_nhwc_hwcf` between `linalg.transpose`s: the image to NHWC, the filter to HWCF
 and the result back to NCHW; `linalg.depthwise_conv_2d_nchw_chw` (a convolution whose groups
-are its channels) becomes a `linalg.depthwise_conv_2d_nhwc_hwc` the same way. Channels are then
+are its channels) becomes a `linalg.depthwise_conv_2d_nhwc_hwc` the same way; TOSA's
+`linalg.conv_2d_nhwc_fhwc`, on NHWC images already, only has its filter made HWCF. Channels are then
 the innermost dimension of the image, the filter and the result: the transform script
 vectorizes a convolution along its output channels (contiguous) and broadcasts one input value
 per output column. A convolution whose initial result is a `linalg.fill` gets a fill of its
@@ -26,10 +27,13 @@ TO_NHWC = (0, 2, 3, 1)
 FROM_NHWC = (0, 3, 1, 2)
 TO_HWCF = (2, 3, 1, 0)
 TO_HWC = (1, 2, 0)
-# The NCHW op, the NHWC op it becomes and its filter's permutation.
+FHWC_TO_HWCF = (1, 2, 3, 0)
+# The op, the NHWC op it becomes, its filter's permutation and whether its image and result
+# are NCHW (transposed to NHWC and back) or NHWC already (TOSA's convolution, filter FHWC).
 REWRITES = {
-    "linalg.conv_2d_nchw_fchw": ("conv_2d_nhwc_hwcf", TO_HWCF),
-    "linalg.depthwise_conv_2d_nchw_chw": ("depthwise_conv_2d_nhwc_hwc", TO_HWC),
+    "linalg.conv_2d_nchw_fchw": ("conv_2d_nhwc_hwcf", TO_HWCF, True),
+    "linalg.depthwise_conv_2d_nchw_chw": ("depthwise_conv_2d_nhwc_hwc", TO_HWC, True),
+    "linalg.conv_2d_nhwc_fhwc": ("conv_2d_nhwc_hwcf", FHWC_TO_HWCF, False),
 }
 
 
@@ -37,7 +41,8 @@ REWRITES = {
     PASS,
     "Rewrite each f32 linalg.conv_2d_nchw_fchw (depthwise_conv_2d_nchw_chw) of static shapes "
     "as a linalg.conv_2d_nhwc_hwcf (depthwise_conv_2d_nhwc_hwc) between linalg.transposes of "
-    "the image, the filter and the result",
+    "the image, the filter and the result, and each linalg.conv_2d_nhwc_fhwc as a "
+    "linalg.conv_2d_nhwc_hwcf of its filter transposed",
 )
 def conv_to_nhwc(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -66,16 +71,18 @@ def _rewrite(conv, blobs: Blobs, ir) -> None:
     from torch_mlir.dialects import linalg
 
     image, filter_, init = conv.operands
-    name, filter_perm = REWRITES[conv.name]
+    name, filter_perm, nchw = REWRITES[conv.name]
     with ir.InsertionPoint(conv), conv.location:
-        image_nhwc = transposed(image, TO_NHWC, ir)
+        image_nhwc = transposed(image, TO_NHWC, ir) if nchw else image
         weights = blobs.values(filter_)
         if weights is not None:  # transposed now, into a new constant
             filter_t = f32_constant(weights.transpose(filter_perm), "mlirpipe_filter", ir)
         else:
             filter_t = transposed(filter_, filter_perm, ir)
         fill = init.owner if getattr(init.owner, "name", None) == "linalg.fill" else None
-        if fill is not None:
+        if not nchw:
+            fill, init_nhwc = None, init
+        elif fill is not None:
             init_nhwc = linalg.fill(fill.operands[0], outs=[_empty_like(init, TO_NHWC, ir)])
         else:
             init_nhwc = transposed(init, TO_NHWC, ir)
@@ -84,7 +91,7 @@ def _rewrite(conv, blobs: Blobs, ir) -> None:
         for attr in ("strides", "dilations"):  # absent: 1, the default of both ops
             if attr in conv.attributes:
                 new.attributes[attr] = conv.attributes[attr]
-        back = transposed(result, FROM_NHWC, ir)
+        back = transposed(result, FROM_NHWC, ir) if nchw else result
     conv.results[0].replace_all_uses_with(back)
     conv.erase()
     if fill is not None and not list(fill.results[0].uses):

@@ -12,8 +12,8 @@
 // BATCH: linalg.batch_matmul ins(%arg0, %arg1 : tensor<1x60x48xf32>, tensor<1x48x128xf32>)
 
 // MATMUL-NOT: linalg.batch_matmul
-// MATMUL: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<1x60x48xf32> into tensor<60x48xf32>
-// MATMUL: %[[B:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2]] : tensor<1x48x128xf32> into tensor<48x128xf32>
+// MATMUL-DAG: %[[A:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<1x60x48xf32> into tensor<60x48xf32>
+// MATMUL-DAG: %[[B:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2]] : tensor<1x48x128xf32> into tensor<48x128xf32>
 // MATMUL: linalg.matmul ins(%[[A]], %[[B]] : tensor<60x48xf32>, tensor<48x128xf32>)
 // MATMUL-NOT: linalg.batch_matmul
 
