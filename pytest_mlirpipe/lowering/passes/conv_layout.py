@@ -35,6 +35,8 @@ REWRITES = {
     "linalg.depthwise_conv_2d_nchw_chw": ("depthwise_conv_2d_nhwc_hwc", TO_HWC, True),
     "linalg.conv_2d_nhwc_fhwc": ("conv_2d_nhwc_hwcf", FHWC_TO_HWCF, False),
 }
+# TOSA's depthwise convolution: NHWC images, an HWCM filter (M filters per channel)
+MULTIPLIER_DEPTHWISE = "linalg.depthwise_conv_2d_nhwc_hwcm"
 
 
 @register(
@@ -42,7 +44,8 @@ REWRITES = {
     "Rewrite each f32 linalg.conv_2d_nchw_fchw (depthwise_conv_2d_nchw_chw) of static shapes "
     "as a linalg.conv_2d_nhwc_hwcf (depthwise_conv_2d_nhwc_hwc) between linalg.transposes of "
     "the image, the filter and the result, and each linalg.conv_2d_nhwc_fhwc as a "
-    "linalg.conv_2d_nhwc_hwcf of its filter transposed",
+    "linalg.conv_2d_nhwc_hwcf of its filter transposed; a linalg.depthwise_conv_2d_nhwc_hwcm of "
+    "one filter per channel (M = 1) as a linalg.depthwise_conv_2d_nhwc_hwc",
 )
 def conv_to_nhwc(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -52,6 +55,9 @@ def conv_to_nhwc(options: dict[str, str]) -> PassBody:
         for conv in [o for o in all_ops(op) if o.name in REWRITES]:
             if _rewritable(conv, ir):
                 _rewrite(conv, blobs, ir)
+        for conv in [o for o in all_ops(op) if o.name == MULTIPLIER_DEPTHWISE]:
+            if _rewritable(conv, ir) and ir.RankedTensorType(conv.operands[1].type).shape[3] == 1:
+                _without_multiplier(conv, ir)
 
     return run
 
@@ -96,6 +102,38 @@ def _rewrite(conv, blobs: Blobs, ir) -> None:
     conv.erase()
     if fill is not None and not list(fill.results[0].uses):
         fill.erase()
+
+
+def _without_multiplier(conv, ir) -> None:
+    """`conv` (depthwise, NHWC, an HWCM filter with M = 1) as a depthwise_conv_2d_nhwc_hwc on
+    the filter and the result without their last dimension of 1 (reshapes: no copy)."""
+    from torch_mlir.dialects import linalg, tensor
+
+    image, filter_, init = conv.operands
+    i64 = ir.IntegerType.get_signless(64)
+    last_two = ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in ([0], [1], [2], [3, 4])]
+    )
+    first_two = ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in ([0], [1], [2, 3])]
+    )
+    f_shape = ir.RankedTensorType(filter_.type).shape
+    r_type = ir.RankedTensorType(init.type)
+    element = r_type.element_type
+    with ir.InsertionPoint(conv), conv.location:
+        filter_hwc = tensor.collapse_shape(
+            ir.RankedTensorType.get(f_shape[:3], element), filter_, first_two
+        )
+        init_nhwc = tensor.collapse_shape(
+            ir.RankedTensorType.get(r_type.shape[:4], element), init, last_two
+        )
+        result = linalg.depthwise_conv_2d_nhwc_hwc(image, filter_hwc, outs=[init_nhwc])
+        for attr in ("strides", "dilations"):
+            if attr in conv.attributes:
+                result.owner.attributes[attr] = conv.attributes[attr]
+        back = tensor.expand_shape(r_type, result, last_two, [], list(r_type.shape))
+    conv.results[0].replace_all_uses_with(back)
+    conv.erase()
 
 
 def _empty_like(value, perm: tuple[int, ...], ir):
