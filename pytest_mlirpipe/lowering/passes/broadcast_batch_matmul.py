@@ -27,21 +27,24 @@ PASS = "mlirpipe-flatten-broadcast-batch-matmul"
     "with that tensor, the result expanded back to 3-d",
 )
 def flatten_broadcast_batch_matmul(options: dict[str, str]) -> PassBody:
-    def run(op, pass_) -> None:
-        from ...mlir_env import ir
-
-        for bmm in [o for o in all_ops(op) if o.name == "linalg.batch_matmul"]:
-            try:
-                weight = _broadcast_source(bmm, ir)
-            except Refused:
-                continue
-            _rewrite(bmm, weight, ir)
-
-    return run
+    return lambda op, pass_: _rewrite_each(op, _broadcast_source)
 
 
-def _broadcast_source(bmm, ir):
-    """The 2-d (k, n) tensor B of `bmm` broadcasts along the batch; else Refused."""
+def _rewrite_each(op, b_of) -> None:
+    """Each linalg.batch_matmul under `op` as a matmul of A's batches stacked with `b_of`(it)
+    (a 2-d B), unless `b_of` refuses it."""
+    from ...mlir_env import ir
+
+    for bmm in [o for o in all_ops(op) if o.name == "linalg.batch_matmul"]:
+        try:
+            b = b_of(bmm, ir)
+        except Refused:
+            continue
+        _rewrite(bmm, b, ir)
+
+
+def _static_operands(bmm, ir) -> list:
+    """The operands of `bmm`, a batch_matmul of static shapes on tensors; else Refused."""
     values = list(bmm.operands)
     if len(values) != 3 or len(bmm.results) != 1:
         raise Refused("not a batch_matmul on tensors")
@@ -51,6 +54,12 @@ def _broadcast_source(bmm, ir):
         raise Refused("dynamic shapes")
     if operand_dims(bmm) != [(0, 1, 3), (0, 3, 2), (0, 1, 2)]:
         raise Refused("not a batch_matmul's maps")
+    return values
+
+
+def _broadcast_source(bmm, ir):
+    """The 2-d (k, n) tensor B of `bmm` broadcasts along the batch; else Refused."""
+    values = _static_operands(bmm, ir)
     generic = values[1].owner
     if getattr(generic, "name", None) != "linalg.generic" or len(generic.operands) != 2:
         raise Refused("B is not a linalg.generic of one input")
@@ -113,33 +122,17 @@ UNIT_BATCH_PASS = "mlirpipe-unit-batch-matmul"
     "ops (convolutions among them) are left named as they are",
 )
 def unit_batch_matmul(options: dict[str, str]) -> PassBody:
-    def run(op, pass_) -> None:
-        from ...mlir_env import ir
-
-        for bmm in [o for o in all_ops(op) if o.name == "linalg.batch_matmul"]:
-            try:
-                b = _unit_batch_b(bmm, ir)
-            except Refused:
-                continue
-            _rewrite(bmm, b, ir)
-
-    return run
+    return lambda op, pass_: _rewrite_each(op, _unit_batch_b)
 
 
 def _unit_batch_b(bmm, ir):
     """B of `bmm` collapsed to 2-d (k, n), when its batch is 1; else Refused."""
     from torch_mlir.dialects import tensor
 
-    values = list(bmm.operands)
-    if len(values) != 3 or len(bmm.results) != 1:
-        raise Refused("not a batch_matmul on tensors")
-    if not all(isinstance(v.type, ir.RankedTensorType) for v in values):
-        raise Refused("not on tensors")
+    values = _static_operands(bmm, ir)
     kinds = [ir.RankedTensorType(v.type) for v in values]
-    if any(not t.has_static_shape for t in kinds) or kinds[0].shape[0] != 1:
-        raise Refused("dynamic shapes or a batch other than 1")
-    if operand_dims(bmm) != [(0, 1, 3), (0, 3, 2), (0, 1, 2)]:
-        raise Refused("not a batch_matmul's maps")
+    if kinds[0].shape[0] != 1:
+        raise Refused("a batch other than 1")
     _, k, n = kinds[1].shape
     i64 = ir.IntegerType.get_signless(64)
     groups = ir.ArrayAttr.get(
