@@ -39,6 +39,20 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_batch_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
     }
+    // A convolution with an elementwise epilogue (mlirpipe-mark-elementwise marked both): the
+    // epilogue's blocks of output rows, each computing its convolution's block first.
+    %conv_epi = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]}
+      attributes{mlirpipe.conv_epilogue} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %conv_epi : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_conv_epilogue failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %dw_epi = transform.structured.match ops{["linalg.depthwise_conv_2d_nhwc_hwc"]}
+      attributes{mlirpipe.conv_epilogue} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %dw_epi : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_depthwise_epilogue failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
     // Convolutions (on NHWC images: mlirpipe-conv-to-nhwc ran before) into 1-D ones.
     %convs = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -200,6 +214,56 @@ module attributes {transform.with_named_sequence} {
     %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
     transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
     transform.yield
+  }
+
+  // A convolution and the elementwise op that reads its result (its epilogue: a batch norm and
+  // a ReLU): the epilogue in blocks of `conv-rows` output rows as scf.forall, rows of
+  // `elementwise-row` elements inside; the convolution's block fused into each (with its fill)
+  // and tiled as in tile_conv. The block is read back from cache, not from memory.
+  transform.named_sequence @tile_conv_epilogue(%conv: !transform.any_op {transform.consumed}) {
+    %forall, %fill = transform.include @tile_epilogue failures(propagate) (%conv)
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %blk, %new = transform.structured.fuse_into_containing_op %conv into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_conv_fill failures(suppress) (%fill, %new)
+      : (!transform.any_op, !transform.any_op) -> ()
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "conv-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %red, %kl:2 = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0, 1]
+      {mlirpipe.sizes = [0, 0, 0, 0, 1, 0, "conv-channels"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
+    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @tile_depthwise_epilogue(%conv: !transform.any_op {transform.consumed}) {
+    %forall, %fill = transform.include @tile_epilogue failures(propagate) (%conv)
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %blk, %new = transform.structured.fuse_into_containing_op %conv into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "depthwise-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %red, %kl = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
+    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.yield
+  }
+  // The epilogue of `conv` in blocks of output rows, rows inside; the forall and the
+  // convolution's init (a fill, as a rule) for the caller to fuse into it.
+  transform.named_sequence @tile_epilogue(%conv: !transform.any_op {transform.readonly})
+      -> (!transform.any_op, !transform.any_op) {
+    %ew = transform.get_consumers_of_result %conv[0] : (!transform.any_op) -> !transform.any_op
+    %fill = transform.get_producer_of_operand %conv[2] : (!transform.any_op) -> !transform.any_op
+    %blk, %forall = transform.structured.tile_using_forall %ew tile_sizes [1, 4]
+      {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 1, 64]
+      {mlirpipe.sizes = [1, 1, 1, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield %forall, %fill : !transform.any_op, !transform.any_op
   }
 
   // The zero fill of a convolution's result, fused into a block and tiled like its register

@@ -8,6 +8,10 @@ from .registry import PassBody, register
 PASS = "mlirpipe-mark-elementwise"
 MARK = "mlirpipe.elementwise"
 ROW_REDUCTION_MARK = "mlirpipe.row_reduction"
+# An elementwise op computed in its convolution's blocks (the convolution marked CONV_MARK).
+EPILOGUE_MARK = "mlirpipe.epilogue"
+CONV_MARK = "mlirpipe.conv_epilogue"
+NHWC_CONVS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
 MAX_RANK = 4
 
 
@@ -18,7 +22,10 @@ MAX_RANK = 4
     f"are integers or floats of 8 bits or more with {MARK} = its rank (a vector of i1 is loaded "
     "and stored as bits, not as the bytes of a tensor of i1); one of rank 2 or more with one "
     "result whose last loop is a reduction and whose other loops are parallel (a softmax's sum, "
-    f"a layer norm's mean) with {ROW_REDUCTION_MARK} = its rank",
+    f"a layer norm's mean) with {ROW_REDUCTION_MARK} = its rank; an elementwise op of rank 4 "
+    "that reads, by the identity map, the result of an f32 NHWC convolution "
+    f"(conv_2d_nhwc_hwcf, depthwise_conv_2d_nhwc_hwc) used nowhere else with {EPILOGUE_MARK} "
+    f"instead, and that convolution with {CONV_MARK}",
 )
 def mark_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -27,7 +34,11 @@ def mark_elementwise(options: dict[str, str]) -> PassBody:
         i64 = ir.IntegerType.get_signless(64)
         for generic in [o for o in all_ops(op) if o.name == "linalg.generic"]:
             mark = _mark(generic, ir)
-            if mark:
+            conv = _epilogue_of(generic, ir) if mark == MARK else None
+            if conv is not None:
+                generic.attributes[EPILOGUE_MARK] = ir.UnitAttr.get()
+                conv.attributes[CONV_MARK] = ir.UnitAttr.get()
+            elif mark:
                 generic.attributes[mark] = ir.IntegerAttr.get(i64, len(_iterators(generic)))
 
     return run
@@ -72,3 +83,26 @@ def _on_bytes_of_static_shapes(generic, ir) -> bool:
         elif not isinstance(element, ir.FloatType):
             return False
     return True
+
+
+def _epilogue_of(generic, ir):
+    """The convolution whose blocks can compute `generic` (elementwise, rank 4) as they are
+    written: one it reads by the identity map, on f32 tensors of static shapes, whose result
+    nothing else reads; None when there is none."""
+    if len(generic.results) != 1 or len(_iterators(generic)) != 4:
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in generic.attributes["indexing_maps"]]
+    inputs = len(generic.operands) - len(generic.results)
+    for value, read_by in zip(list(generic.operands)[:inputs], maps, strict=False):
+        conv = getattr(value.owner, "operation", None)
+        if conv is None or conv.name not in NHWC_CONVS or CONV_MARK in conv.attributes:
+            continue
+        if read_by != ir.AffineMap.get_identity(4) or len(list(value.uses)) != 1:
+            continue
+        if (
+            conv.parent != generic.parent
+            or str(ir.RankedTensorType(value.type).element_type) != "f32"
+        ):
+            continue
+        return conv
+    return None
