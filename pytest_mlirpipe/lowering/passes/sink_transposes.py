@@ -10,13 +10,15 @@ below the insertion likewise. Where a transpose reaches the inverse transpose (t
 convolution's image to NHWC) the two cancel: a block of convolutions keeps its images in NHWC
 from one convolution to the next. A transpose that reaches anything else stays above it. Only
 transposes from NHWC to NCHW (mlirpipe-conv-to-nhwc's of a result) move; others (a linear
-layer's weight, an attention's keys) are left where they are.
+layer's weight, an attention's keys) are left where they are. Then a transpose to NHWC of a
+padding (an insertion into a fill, torch-mlir's padding of a convolution's NCHW image) moves
+above it: the image is transposed, then inserted into a fill in NHWC.
 """
 
 from __future__ import annotations
 
 from ..op_query import all_ops
-from .conv_layout import FROM_NHWC, transposed
+from .conv_layout import FROM_NHWC, TO_NHWC, transposed
 from .registry import PassBody, register
 
 PASS = "mlirpipe-sink-transposes"
@@ -27,7 +29,8 @@ PASS = "mlirpipe-sink-transposes"
     "Move each linalg.transpose from NHWC to NCHW below the elementwise linalg.generics (all "
     "loops parallel, identity maps of results whose initial values are not read) and the "
     "tensor.insert_slices into a linalg.fill that read it, and cancel it with an inverse "
-    "linalg.transpose it reaches",
+    "linalg.transpose it reaches; then move each linalg.transpose from NCHW to NHWC of a "
+    "tensor.insert_slice into a linalg.fill above the insertion",
 )
 def sink_transposes(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -35,8 +38,53 @@ def sink_transposes(options: dict[str, str]) -> PassBody:
 
         while _sink_one(op, ir):
             pass
+        while _hoist_one(op, ir):
+            pass
 
     return run
+
+
+def _hoist_one(root, ir) -> bool:
+    """Move one transpose to NHWC of a padding (an insertion into a filled tensor that only it
+    reads) above that padding: the insertion's source is transposed, then inserted into a fill
+    in NHWC; whether one moved. The image is then transposed into the padded tensor's interior
+    (once `eliminate-empty-tensors` gives the transpose that interior as its destination), not
+    transposed after a copy into a padded NCHW tensor."""
+    from torch_mlir.dialects import linalg, tensor
+
+    for transpose in [o for o in all_ops(root) if o.name == "linalg.transpose"]:
+        perm = _permutation(transpose, ir)
+        insert = transpose.operands[0].owner
+        if perm != list(TO_NHWC) or getattr(insert, "name", None) != "tensor.insert_slice":
+            continue
+        insert = insert.operation
+        if not _into_fill(insert, insert.operands[0], ir) or len(list(insert.results[0].uses)) != 1:
+            continue
+        fill = insert.operands[1].owner
+        offsets, sizes, strides = (
+            [int(v) for v in ir.DenseI64ArrayAttr(insert.attributes[name])]
+            for name in ("static_offsets", "static_sizes", "static_strides")
+        )
+        with ir.InsertionPoint(transpose), transpose.location:
+            source = transposed(insert.operands[0], tuple(perm), ir)
+            filled = linalg.fill(fill.operands[0], outs=[_empty(insert.results[0], perm, ir)])
+            inserted = tensor.insert_slice(
+                source,
+                filled,
+                [],
+                [],
+                [],
+                [offsets[i] for i in perm],
+                [sizes[i] for i in perm],
+                [strides[i] for i in perm],
+            )
+        transpose.results[0].replace_all_uses_with(inserted)
+        transpose.erase()
+        insert.erase()
+        if not list(fill.results[0].uses):
+            fill.erase()
+        return True
+    return False
 
 
 def _sink_one(root, ir) -> bool:

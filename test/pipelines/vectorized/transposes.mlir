@@ -46,11 +46,18 @@ func.func @constant_depthwise_filter(%image: tensor<1x2x3x4xf32>) -> tensor<1x2x
 // the ReLU and the padding (an insertion into a filled NHWC tensor), then meets the second
 // convolution's transpose of its image to NHWC, and both are gone. The residual add reads the
 // block's input (NCHW) through a permuted map; one transpose is left, of the final result.
+// The block's input is transposed to NHWC before its padding, not after: the padding is an
+// insertion of the transposed input into a filled NHWC tensor. After write-into-paddings the
+// transpose writes into that tensor's interior (its destination an extract_slice of the fill),
+// and so does the ReLU into the second convolution's padding: no copy of either is left.
 // SINK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // SINK-DAG: #[[CHANNEL:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d3)>
 // SINK-DAG: #[[NCHW:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
 // SINK-LABEL: func.func @block
-// SINK: linalg.transpose ins(%{{.*}} : tensor<1x4x8x8xf32>) outs(%{{.*}} : tensor<1x8x8x4xf32>) permutation = [0, 2, 3, 1]
+// SINK: %[[IN:.*]] = linalg.transpose ins(%arg0 : tensor<1x4x6x6xf32>) outs(%{{.*}} : tensor<1x6x6x4xf32>) permutation = [0, 2, 3, 1]
+// SINK: %[[PADDING:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x8x8x4xf32>)
+// SINK-NEXT: tensor.insert_slice %[[IN]] into %[[PADDING]][0, 1, 1, 0] [1, 6, 6, 4] [1, 1, 1, 1] : tensor<1x6x6x4xf32> into tensor<1x8x8x4xf32>
+// SINK-NOT: linalg.transpose ins(%{{.*}} : tensor<1x4x8x8xf32>)
 // SINK: %[[C1:.*]] = linalg.conv_2d_nhwc_hwcf
 // SINK-NOT: linalg.transpose ins(%{{.*}} : tensor<1x
 // SINK: %[[SCALE:.*]] = tensor.collapse_shape %arg2 {{\[}}[0, 1, 2]] : tensor<4x1x1xf32> into tensor<4xf32>
@@ -69,6 +76,16 @@ func.func @constant_depthwise_filter(%image: tensor<1x2x3x4xf32>) -> tensor<1x2x
 // SINK: %[[OUT:.*]] = linalg.transpose ins(%[[SUM]] : tensor<1x6x6x4xf32>) outs(%{{.*}} : tensor<1x4x6x6xf32>) permutation = [0, 3, 1, 2]
 // SINK-NEXT: return %[[OUT]]
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after sink-transposes | filecheck %s --check-prefix=SINK
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after write-into-paddings | filecheck %s --check-prefix=INTO
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after lower-vectors | filecheck %s --check-prefix=NOCOPY
+// INTO-LABEL: func.func @block
+// INTO: %[[PADDING:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x8x8x4xf32>)
+// INTO-NEXT: %[[INTERIOR:.*]] = tensor.extract_slice %[[PADDING]][0, 1, 1, 0] [1, 6, 6, 4] [1, 1, 1, 1]
+// INTO-NEXT: %[[IN:.*]] = linalg.transpose ins(%arg0 : tensor<1x4x6x6xf32>) outs(%[[INTERIOR]] : tensor<1x6x6x4xf32>)
+// INTO-NEXT: tensor.insert_slice %[[IN]] into %[[PADDING]][0, 1, 1, 0]
+// NOCOPY-LABEL: func.func @block
+// NOCOPY-NOT: memref.copy
+// NOCOPY: return
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #channel = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
