@@ -89,6 +89,9 @@ def _fusable_producer(value, consumer, ir):
     reads = [k for k, v in enumerate(consumer.operands) if v == value]
     if any(k >= n_inputs or c_maps[k] != identity for k in reads):
         return None
+    others = [m for k, m in enumerate(c_maps) if k not in reads]
+    if not _bounds_every_loop(_maps(producer, ir)[:-1] + others, loops, ir):
+        return None
     block = producer.regions[0].blocks[0]
     out_element = block.arguments[len(block.arguments) - 1]
     if list(out_element.uses):
@@ -100,6 +103,14 @@ def _fusable_producer(value, consumer, ir):
     if shared and not _recomputable(body):
         return None
     return producer
+
+
+def _bounds_every_loop(maps: list, loops: int, ir) -> bool:
+    """Whether every loop indexes a dimension of an operand through one of `maps`: the fused op
+    no longer has the producer's output, which may have been the only operand giving a loop its
+    length (a row broadcast to several rows, then summed over them)."""
+    dims = {e.position for m in maps for e in m.results if isinstance(e, ir.AffineDimExpr)}
+    return len(dims) == loops
 
 
 def _recomputable(body: list) -> bool:

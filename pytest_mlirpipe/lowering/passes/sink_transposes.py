@@ -193,6 +193,7 @@ def _sink_through_generic(generic, transpose, perm: list[int], ir) -> None:
             generic.attributes["iterator_types"],
         )
         generic.regions[0].blocks[0].append_to(new.regions[0])
+        _renumber_indices(new, perm, ir)
         results = [transposed(r, tuple(perm), ir) for r in new.results]
     for old, result in zip(generic.results, results, strict=True):
         old.replace_all_uses_with(result)
@@ -204,6 +205,16 @@ def _sink_through_generic(generic, transpose, perm: list[int], ir) -> None:
         if not any(owner == done for done in erased) and not list(owner.results[0].uses):
             owner.erase()
             erased.append(owner)
+
+
+def _renumber_indices(generic, perm: list[int], ir) -> None:
+    """Each `linalg.index` in `generic`'s body, which read loop d of the op before the move,
+    reading loop perm[d]: the same dimension of the image (a channel's index), where it now is."""
+    i64 = ir.IntegerType.get_signless(64)
+    for inner in all_ops(generic):
+        if inner.name == "linalg.index":
+            dim = ir.IntegerAttr(inner.attributes["dim"]).value
+            inner.attributes["dim"] = ir.IntegerAttr.get(i64, perm[dim])
 
 
 def _without_unit_dims(value, kept, ir) -> tuple:

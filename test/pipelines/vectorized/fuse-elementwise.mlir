@@ -227,3 +227,32 @@ func.func @left_alone(%x: tensor<4x4xf32>, %acc: tensor<4x4xf32>) -> (tensor<4x4
   } -> tensor<4x4xf32>
   return %m, %u, %v : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A row broadcast to 4 rows, then summed over them: the sum reads nothing else of 4 rows, so
+// the broadcast, the only op giving that loop its length, stays an op of its own.
+// FUSE-LABEL: func.func @broadcast_summed
+// FUSE: %[[B:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// FUSE: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[B]] : tensor<4x8xf32>)
+#id2 = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+func.func @broadcast_summed(%v: tensor<8xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [#col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %a, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %er = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%er : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%b : tensor<4x8xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %sum : tensor<8xf32>
+}

@@ -158,6 +158,38 @@ func.func @two_convolutions(%x: tensor<1x2x3x3xf32>, %v: tensor<2x2x1x1xf32>, %w
 
 // -----
 
+// An elementwise op that reads its loop indices (the upper triangle of each channel's image by
+// channel <= row) moves below the transpose with them renumbered: the channel is dimension 3 of
+// the NHWC image and the row dimension 1, not 1 and 2 as in NCHW.
+// SINK-LABEL: func.func @index_after_conv
+// SINK: %[[C:.*]] = linalg.conv_2d_nhwc_hwcf
+// SINK: linalg.generic {{.*}} ins(%[[C]] : tensor<1x3x3x2xf32>)
+// SINK-NEXT: ^bb0
+// SINK-NEXT: %[[CH:.*]] = linalg.index 3 : index
+// SINK-NEXT: %[[ROW:.*]] = linalg.index 1 : index
+// SINK-NEXT: arith.cmpi sle, %[[CH]], %[[ROW]] : index
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @index_after_conv(%x: tensor<1x2x3x3xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x3x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%x, %w : tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>) outs(%f : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<1x2x3x3xf32>) outs(%e : tensor<1x2x3x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %ch = linalg.index 1 : index
+    %row = linalg.index 2 : index
+    %keep = arith.cmpi sle, %ch, %row : index
+    %r = arith.select %keep, %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x3x3xf32>
+  return %t : tensor<1x2x3x3xf32>
+}
+
+// -----
+
 // A transpose other than NHWC to NCHW (not a convolution's result) stays where it is, above the
 // elementwise op that reads it.
 // SINK-LABEL: func.func @other_transpose
