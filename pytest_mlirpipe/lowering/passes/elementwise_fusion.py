@@ -39,25 +39,27 @@ def fuse_elementwise(options: dict[str, str]) -> PassBody:
         from ...mlir_env import ir
 
         fused = True
-        while fused:  # a fused op may be the producer of the next one
+        while fused:  # until a whole walk fuses nothing
             fused = False
+            # In order: a producer comes before its consumers, so the ops a fusion erases (the
+            # consumer and the producer) were walked already; the new op takes the consumer's
+            # place and gets its other producers too.
             for consumer in [o for o in all_ops(op) if o.name == "linalg.generic"]:
-                if _fuse_one_producer(consumer, ir):
-                    fused = True
-                    break
+                while (new := _fuse_one_producer(consumer, ir)) is not None:
+                    consumer, fused = new, True
 
     return run
 
 
-def _fuse_one_producer(consumer, ir) -> bool:
-    """Fuse one producer of `consumer`'s inputs into it; whether one was."""
+def _fuse_one_producer(consumer, ir):
+    """The op that replaced `consumer` with one of its producers fused in; None when none
+    could be."""
     for value in consumer.opview.inputs:
         producer = _fusable_producer(value, consumer, ir)
         if producer is not None:
             with consumer.location:
-                _fuse(producer, consumer, ir)
-            return True
-    return False
+                return _fuse(producer, consumer, ir)
+    return None
 
 
 def _maps(generic, ir) -> list:
@@ -119,10 +121,10 @@ def _recomputable(body: list) -> bool:
     return len(body) <= 2 and not any(o.name.startswith("math.") for o in body)
 
 
-def _fuse(producer, consumer, ir) -> None:
+def _fuse(producer, consumer, ir):
     """Replace `consumer` by one generic that computes `producer`'s element where it read
     its result, and erase `consumer` (and `producer` unless another op reads it, in which
-    case a copy of it is fused)."""
+    case a copy of it is fused); the new generic."""
     from torch_mlir.dialects import linalg
 
     value = producer.results[0]
@@ -181,3 +183,4 @@ def _fuse(producer, consumer, ir) -> None:
         old.replace_all_uses_with(result)
     consumer.erase()
     producer.erase()
+    return new.operation
