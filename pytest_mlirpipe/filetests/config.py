@@ -6,6 +6,7 @@ import importlib.util
 import os
 import re
 import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -151,6 +152,29 @@ def configure(
             config.environment[var] = os.environ[var]
     config.environment.update(filecheck_environment(settings))
     config.environment.update(tool_dirs_environment(settings))
+    _end_lit_quietly_when_its_reader_leaves()
+
+
+_READER_HANDLED = False
+
+
+def _end_lit_quietly_when_its_reader_leaves() -> None:
+    """In lit's own process (`lit test/ | head`), a reader that closes the pipe ends lit as
+    SIGPIPE ends a Unix tool (status 141, nothing printed). Left to Python, the write raised
+    BrokenPipeError in the thread of lit's pool that reports results; that thread died, and
+    lit waited for results it would never get, until its one-week deadline. Processes forked
+    from it (lit's workers) get Python's handling back. Nothing changes in any other process
+    (pytest's, which calls `configure` too, never imports lit.main)."""
+    global _READER_HANDLED
+    if _READER_HANDLED or "lit.main" not in sys.modules or not hasattr(signal, "SIGPIPE"):
+        return
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _READER_HANDLED = True
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN))
 
 
 def tool_dirs_environment(settings: SuiteSettings) -> dict[str, str]:

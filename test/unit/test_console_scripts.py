@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -518,3 +519,33 @@ def test_work_that_fails_exits_1_not_2(tmp_path, monkeypatch):
     (tmp_path / "add.mlir").write_text(ADD)
     status, _, err = in_process("mlirpipe-assert", ["no-op linalg.add", "-i", "add.mlir"])
     assert status == 1 and "no-op linalg.add" in err
+
+
+def test_lit_whose_reader_closed_the_pipe_ends_quietly_instead_of_waiting_forever(tmp_path):
+    """`lit -v test/ | head`: the reader leaves while lit reports a failure. Without the
+    handling in `configure`, lit's result thread died of BrokenPipeError and lit hung."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "lit.cfg.py").write_text(
+        "from pytest_mlirpipe import configure\n"
+        f"configure(config, source_root={str(suite)!r}, exec_root={str(tmp_path / 'out')!r})\n"
+    )
+    for i in range(3):  # failures, so that -v has a report to write
+        (suite / f"f{i}.mlir").write_text("// RUN: false\n" + "// padding\n" * 2000)
+    code = "import sys; sys.argv[0] = 'lit'; from lit.main import main; main()"
+    lit = subprocess.Popen(
+        [sys.executable, "-c", code, "-v", "-j1", str(suite)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=script_env(),
+    )
+    try:
+        lit.stdout.close()  # as `| head -0` would
+        with lit.stderr:
+            stderr = lit.stderr.read().decode()
+        status = lit.wait(timeout=120)
+    finally:
+        lit.kill()
+        lit.wait()
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+    assert status == -signal.SIGPIPE
