@@ -3,9 +3,10 @@
 torch-mlir lowers a BatchNorm in eval mode to four elementwise `linalg.generic`s (subtract the
 mean, multiply by 1/sqrt(var + eps), by the weight, add the bias) and the ReLU after it to a
 fifth: five passes over the whole activation, each reading and writing it. Here a producer
-whose one use is an operand of an elementwise op (or of a reduction: a layer norm's squares
-into its sum) over the same loops, read element by element as it was written, is computed in
-the consumer's body instead: one op reads the chain's inputs and writes its end.
+whose one user is an elementwise op (or a reduction: a layer norm's squares into its sum) over
+the same loops, reading it element by element as it was written, is computed in that user's
+body instead: one op reads the chain's inputs and writes its end. A producer of one op and no
+math function (a type conversion) with several such users is computed in each of them.
 
 Upstream's `linalg-fuse-elementwise-ops` also fuses through broadcasts and reshapes and copies
 ops with side effects (torch-mlir's `cf.assert` of a non-zero divisor) into the fused bodies,
@@ -31,8 +32,9 @@ _PURE_OPS = ("linalg.index", "linalg.yield")
     "Compute each linalg.generic whose loops are all parallel, with one result written by the "
     "identity map, whose body has only arith and math ops and does not read its output, in the "
     "body of the one linalg.generic using that result, when that op reads it by the identity "
-    "map over the same number of loops: a chain of elementwise ops (a batch norm and a ReLU) "
-    "becomes one op, one pass over memory instead of one per op",
+    "map over the same number of loops (a producer of one op and no math function, in each of "
+    "several such users): a chain of elementwise ops (a batch norm and a ReLU) becomes one op, "
+    "one pass over memory instead of one per op",
 )
 def fuse_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
