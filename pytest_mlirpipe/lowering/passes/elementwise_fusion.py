@@ -19,12 +19,11 @@ into a consumer that reads it by the identity map too.
 from __future__ import annotations
 
 from ..op_query import all_ops
+from .generics import bounds_every_loop, pure
+from .generics import indexing_maps as _maps
 from .registry import PassBody, register
 
 PASS = "mlirpipe-fuse-elementwise"
-
-_PURE_DIALECTS = ("arith.", "math.")
-_PURE_OPS = ("linalg.index", "linalg.yield")
 
 
 @register(
@@ -64,10 +63,6 @@ def _fuse_one_producer(consumer, ir):
     return None
 
 
-def _maps(generic, ir) -> list:
-    return [ir.AffineMapAttr(m).value for m in generic.attributes["indexing_maps"]]
-
-
 def _fusable_producer(value, consumer, ir):
     """The linalg.generic that makes `value`, if it can be computed in `consumer`'s body: every
     read of `value` by `consumer` is an input read by the identity map, and `consumer` is its
@@ -93,28 +88,22 @@ def _fusable_producer(value, consumer, ir):
     reads = [k for k, v in enumerate(consumer.operands) if v == value]
     if any(k >= n_inputs or c_maps[k] != identity for k in reads):
         return None
+    # The fused op loses the producer's output, which may have been the only operand giving a
+    # loop its length (a row broadcast to several rows, then summed over them).
     others = [m for k, m in enumerate(c_maps) if k not in reads]
-    if not _bounds_every_loop(_maps(producer, ir)[:-1] + others, loops, ir):
+    if not bounds_every_loop(_maps(producer, ir)[:-1] + others, ir):
         return None
     block = producer.regions[0].blocks[0]
     out_element = block.arguments[len(block.arguments) - 1]
     if list(out_element.uses):
         return None
     body = list(block.operations)
-    if any(not (o.name.startswith(_PURE_DIALECTS) or o.name in _PURE_OPS) for o in body):
+    if any(not pure(o) for o in body[:-1]):  # (the last: its linalg.yield)
         return None
     shared = any(use.owner.operation != consumer for use in value.uses)
     if shared and not _recomputable(body):
         return None
     return producer
-
-
-def _bounds_every_loop(maps: list, loops: int, ir) -> bool:
-    """Whether every loop indexes a dimension of an operand through one of `maps`: the fused op
-    no longer has the producer's output, which may have been the only operand giving a loop its
-    length (a row broadcast to several rows, then summed over them)."""
-    dims = {e.position for m in maps for e in m.results if isinstance(e, ir.AffineDimExpr)}
-    return len(dims) == loops
 
 
 def _recomputable(body: list) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..op_query import all_ops
+from .generics import indexing_maps
 from .registry import PassBody, register
 
 PASS = "mlirpipe-mark-elementwise"
@@ -91,7 +92,7 @@ def _epilogue_of(generic, ir):
     nothing else reads; None when there is none."""
     if len(generic.results) != 1 or len(_iterators(generic)) != 4:
         return None
-    maps = [ir.AffineMapAttr(m).value for m in generic.attributes["indexing_maps"]]
+    maps = indexing_maps(generic, ir)
     inputs = len(generic.operands) - len(generic.results)
     for value, read_by in zip(list(generic.operands)[:inputs], maps, strict=False):
         conv = getattr(value.owner, "operation", None)

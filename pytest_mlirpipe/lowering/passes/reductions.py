@@ -13,13 +13,11 @@ output map with a constant, as the partial results of such a split have.
 from __future__ import annotations
 
 from ..op_query import all_ops
+from .generics import bounds_every_loop, pure
+from .generics import indexing_maps as _maps
 from .registry import PassBody, register
 
 PASS = "mlirpipe-simplify-reductions"
-
-# Body ops with no side effect: dropped when only a dropped result used them.
-_PURE_DIALECTS = ("arith.", "math.")
-_PURE_OPS = ("linalg.index",)
 
 
 @register(
@@ -47,10 +45,6 @@ def _has_reduction(generic) -> bool:
     return any("reduction" in str(it) for it in generic.attributes["iterator_types"])
 
 
-def _maps(generic, ir) -> list:
-    return [ir.AffineMapAttr(m).value for m in generic.attributes["indexing_maps"]]
-
-
 def _drop_dead_results(generic, ir):
     """`generic`, or the generic that replaced it without its unused results."""
     for index in reversed(range(len(generic.results))):
@@ -74,11 +68,11 @@ def _without_result(generic, index: int, ir):
     kept_values = [v for i, v in enumerate(body[-1].operands) if i != index]
     live = _live_ops(body[:-1], kept_values)
     dead = [o for o in body[:-1] if o not in live]
-    if any(not _pure(o) for o in dead) or any(out_arg in list(o.operands) for o in live):
+    if any(not pure(o) for o in dead) or any(out_arg in list(o.operands) for o in live):
         return None
     maps = _maps(generic, ir)
     del maps[len(inputs) + index]
-    if not _bounds_every_loop(maps):
+    if not bounds_every_loop(maps, ir):
         return None
     arguments = [a for i, a in enumerate(block.arguments) if i != len(inputs) + index]
     with ir.InsertionPoint(generic), generic.location:
@@ -119,24 +113,6 @@ def _live_ops(ops: list, roots: list) -> list:
             live.append(o)
             wanted.extend(o.operands)
     return live[::-1]
-
-
-def _pure(op) -> bool:
-    return op.name.startswith(_PURE_DIALECTS) or op.name in _PURE_OPS
-
-
-def _bounds_every_loop(maps: list) -> bool:
-    """Whether every loop is a dimension of some operand (its bound read from that operand's
-    shape)."""
-    import re
-
-    seen: set[int] = set()
-    for m in maps:
-        for expr in m.results:
-            found = re.fullmatch(r"d(\d+)", str(expr))
-            if found:
-                seen.add(int(found.group(1)))
-    return seen == set(range(maps[0].n_dims))
 
 
 def _collapse_unit_outputs(generic, ir) -> None:

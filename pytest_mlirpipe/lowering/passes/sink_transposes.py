@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ..op_query import all_ops
 from .conv_layout import FROM_NHWC, TO_NHWC, transposed
+from .generics import indexing_maps as _maps
 from .registry import PassBody, register
 
 PASS = "mlirpipe-sink-transposes"
@@ -50,8 +51,6 @@ def _hoist_one(root, ir) -> bool:
     in NHWC; whether one moved. The image is then transposed into the padded tensor's interior
     (once `eliminate-empty-tensors` gives the transpose that interior as its destination), not
     transposed after a copy into a padded NCHW tensor."""
-    from torch_mlir.dialects import linalg, tensor
-
     for transpose in [o for o in all_ops(root) if o.name == "linalg.transpose"]:
         perm = _permutation(transpose, ir)
         insert = transpose.operands[0].owner
@@ -60,29 +59,12 @@ def _hoist_one(root, ir) -> bool:
         insert = insert.operation
         if not _into_fill(insert, insert.operands[0], ir) or len(list(insert.results[0].uses)) != 1:
             continue
-        fill = insert.operands[1].owner
-        offsets, sizes, strides = (
-            [int(v) for v in ir.DenseI64ArrayAttr(insert.attributes[name])]
-            for name in ("static_offsets", "static_sizes", "static_strides")
-        )
         with ir.InsertionPoint(transpose), transpose.location:
             source = transposed(insert.operands[0], tuple(perm), ir)
-            filled = linalg.fill(fill.operands[0], outs=[_empty(insert.results[0], perm, ir)])
-            inserted = tensor.insert_slice(
-                source,
-                filled,
-                [],
-                [],
-                [],
-                [offsets[i] for i in perm],
-                [sizes[i] for i in perm],
-                [strides[i] for i in perm],
-            )
+            inserted = _refilled(insert, source, perm, ir)
         transpose.results[0].replace_all_uses_with(inserted)
         transpose.erase()
-        insert.erase()
-        if not list(fill.results[0].uses):
-            fill.erase()
+        _erase_with_fill(insert)
         return True
     return False
 
@@ -121,10 +103,6 @@ def _inverse(perm: list[int]) -> list[int]:
     for i, p in enumerate(perm):
         inverse[p] = i
     return inverse
-
-
-def _maps(generic, ir) -> list:
-    return [ir.AffineMapAttr(m).value for m in generic.attributes["indexing_maps"]]
 
 
 def _elementwise(generic, value, ir) -> bool:
@@ -250,29 +228,40 @@ def _without_unit_dims(value, kept, ir) -> tuple:
 def _sink_through_insert(insert, perm: list[int], ir) -> None:
     """`insert` of a transpose by `perm` as the insertion of its input into a fill in that
     layout, transposed by `perm`."""
+    with ir.InsertionPoint(insert), insert.location:
+        inserted = _refilled(insert, insert.operands[0].owner.operands[0], _inverse(perm), ir)
+        result = transposed(inserted, tuple(perm), ir)
+    insert.results[0].replace_all_uses_with(result)
+    _erase_with_fill(insert)
+
+
+def _refilled(insert, source, order: list[int], ir):
+    """`source` inserted, where `insert` inserted its source, into a fill like `insert`'s
+    destination with its dimensions in `order` (offsets, sizes and strides reordered too)."""
     from torch_mlir.dialects import linalg, tensor
 
-    source, dest = insert.operands
-    fill = dest.owner
-    inverse = _inverse(perm)
+    fill = insert.operands[1].owner
     offsets, sizes, strides = (
         [int(v) for v in ir.DenseI64ArrayAttr(insert.attributes[name])]
         for name in ("static_offsets", "static_sizes", "static_strides")
     )
-    with ir.InsertionPoint(insert), insert.location:
-        filled = linalg.fill(fill.operands[0], outs=[_empty(dest, inverse, ir)])
-        inserted = tensor.insert_slice(
-            source.owner.operands[0],
-            filled,
-            [],
-            [],
-            [],
-            [offsets[i] for i in inverse],
-            [sizes[i] for i in inverse],
-            [strides[i] for i in inverse],
-        )
-        result = transposed(inserted, tuple(perm), ir)
-    insert.results[0].replace_all_uses_with(result)
+    filled = linalg.fill(fill.operands[0], outs=[_empty(insert.results[0], order, ir)])
+    return tensor.insert_slice(
+        source,
+        filled,
+        [],
+        [],
+        [],
+        [offsets[i] for i in order],
+        [sizes[i] for i in order],
+        [strides[i] for i in order],
+    )
+
+
+def _erase_with_fill(insert) -> None:
+    """Erase `insert` (replaced, unused), and the fill it inserted into when nothing else
+    reads it."""
+    fill = insert.operands[1].owner
     insert.erase()
     if not list(fill.results[0].uses):
         fill.erase()
