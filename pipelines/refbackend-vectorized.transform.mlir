@@ -188,14 +188,8 @@ module attributes {transform.with_named_sequence} {
       {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @fuse_conv_fill failures(suppress) (%fill, %forall)
       : (!transform.any_op, !transform.any_op) -> ()
-    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
-      {mlirpipe.sizes = [1, 1, "conv-register"]}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %red, %kl:2 = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0, 1]
-      {mlirpipe.sizes = [0, 0, 0, 0, 1, 0, "conv-channels"]}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
-    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.include @conv_register_tiles failures(propagate) (%blk)
+      : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -206,13 +200,8 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @tile_depthwise_conv(%conv: !transform.any_op {transform.consumed}) {
     %blk, %forall = transform.structured.tile_using_forall %conv tile_sizes [1, 4]
       {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
-      {mlirpipe.sizes = [1, 1, "depthwise-register"]}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %red, %kl = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
-    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.include @depthwise_register_tiles failures(propagate) (%blk)
+      : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -227,14 +216,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @fuse_conv_fill failures(suppress) (%fill, %new)
       : (!transform.any_op, !transform.any_op) -> ()
-    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
-      {mlirpipe.sizes = [1, 1, "conv-register"]}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %red, %kl:2 = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0, 1]
-      {mlirpipe.sizes = [0, 0, 0, 0, 1, 0, "conv-channels"]}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
-    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.include @conv_register_tiles failures(propagate) (%blk)
+      : (!transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @tile_depthwise_epilogue(%conv: !transform.any_op {transform.consumed}) {
@@ -242,13 +225,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %blk, %new = transform.structured.fuse_into_containing_op %conv into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
-      {mlirpipe.sizes = [1, 1, "depthwise-register"]}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    %red, %kl = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
-    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.include @depthwise_register_tiles failures(propagate) (%blk)
+      : (!transform.any_op) -> ()
     transform.yield
   }
   // The epilogue of `conv` in blocks of output rows, rows inside; the forall and the
@@ -264,6 +242,34 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
     transform.yield %forall, %fill : !transform.any_op, !transform.any_op
+  }
+
+  // A block of a convolution (one image, some output rows) in register tiles of
+  // `conv-register` (output columns x output channels) of one output row, loops over the
+  // filter's rows and `conv-channels` input channels inside, each tile a 1-D convolution.
+  transform.named_sequence @conv_register_tiles(%blk: !transform.any_op {transform.consumed}) {
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "conv-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %red, %kl:2 = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0, 1]
+      {mlirpipe.sizes = [0, 0, 0, 0, 1, 0, "conv-channels"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
+    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.yield
+  }
+  // A block of a depthwise convolution in register tiles of `depthwise-register` (output
+  // columns x channels) of one output row, a loop over the filter's rows inside, each tile a
+  // 1-D depthwise convolution.
+  transform.named_sequence @depthwise_register_tiles(%blk: !transform.any_op {transform.consumed}) {
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "depthwise-register"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %red, %kl = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %red : (!transform.any_op) -> !transform.any_op
+    transform.annotate %row "mlirpipe.conv_tile" : !transform.any_op
+    transform.yield
   }
 
   // The zero fill of a convolution's result, fused into a block and tiled like its register
