@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..op_query import all_ops
 from .blas.matching import Refused, operand_dims
+from .generics import reassociation
 from .registry import PassBody, register
 
 PASS = "mlirpipe-flatten-broadcast-batch-matmul"
@@ -81,12 +82,7 @@ def _rewrite(bmm, weight, ir) -> None:
     # A's element type and C's may differ (products of bf16 accumulated in f32)
     a_element = ir.RankedTensorType(a.type).element_type
     c_element = ir.RankedTensorType(c.type).element_type
-    stacked = ir.ArrayAttr.get(
-        [
-            ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g])
-            for g in ([0, 1], [2])
-        ]
-    )
+    stacked = reassociation([[0, 1], [2]], ir)
     with ir.InsertionPoint(bmm), bmm.location:
         a_type = ir.RankedTensorType.get([batch * m, k], a_element)
         a2 = tensor.collapse_shape(a_type, a, stacked)
@@ -134,10 +130,7 @@ def _unit_batch_b(bmm, ir):
     if kinds[0].shape[0] != 1:
         raise Refused("a batch other than 1")
     _, k, n = kinds[1].shape
-    i64 = ir.IntegerType.get_signless(64)
-    groups = ir.ArrayAttr.get(
-        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in ([0, 1], [2])]
-    )
+    groups = reassociation([[0, 1], [2]], ir)
     with ir.InsertionPoint(bmm), bmm.location:
         b_type = ir.RankedTensorType.get([k, n], kinds[1].element_type)
         return tensor.collapse_shape(b_type, values[1], groups)

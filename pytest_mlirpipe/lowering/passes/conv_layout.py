@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..op_query import all_ops
 from .constants import Blobs, f32_constant
+from .generics import reassociation
 from .registry import PassBody, register
 
 PASS = "mlirpipe-conv-to-nhwc"
@@ -110,13 +111,8 @@ def _without_multiplier(conv, ir) -> None:
     from torch_mlir.dialects import linalg, tensor
 
     image, filter_, init = conv.operands
-    i64 = ir.IntegerType.get_signless(64)
-    last_two = ir.ArrayAttr.get(
-        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in ([0], [1], [2], [3, 4])]
-    )
-    first_two = ir.ArrayAttr.get(
-        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in ([0], [1], [2, 3])]
-    )
+    last_two = reassociation([[0], [1], [2], [3, 4]], ir)
+    first_two = reassociation([[0], [1], [2, 3]], ir)
     f_shape = ir.RankedTensorType(filter_.type).shape
     r_type = ir.RankedTensorType(init.type)
     element = r_type.element_type

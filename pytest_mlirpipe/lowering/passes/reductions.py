@@ -13,7 +13,7 @@ output map with a constant, as the partial results of such a split have.
 from __future__ import annotations
 
 from ..op_query import all_ops
-from .generics import bounds_every_loop, pure
+from .generics import bounds_every_loop, groups_keeping, pure, reassociation
 from .generics import indexing_maps as _maps
 from .registry import PassBody, register
 
@@ -132,35 +132,15 @@ def _collapse_unit_outputs(generic, ir) -> None:
     kept = [i for i, e in enumerate(out_map.results) if not (str(e) == "0" and shape[i] == 1)]
     if len(kept) == len(shape) or not kept:
         return
-    groups = _reassociation(kept, len(shape))
-    i64 = ir.IntegerType.get_signless(64)
-    reassociation = ir.ArrayAttr.get(
-        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups]
-    )
+    unit_dims_away = reassociation(groups_keeping(kept, len(shape)), ir)
     collapsed = ir.RankedTensorType.get([shape[i] for i in kept], out_type.element_type)
     with ir.InsertionPoint(generic), generic.location:
-        new_init = tensor.collapse_shape(collapsed, init, reassociation)
+        new_init = tensor.collapse_shape(collapsed, init, unit_dims_away)
     generic.operands[len(generic.operands) - 1] = new_init
     maps[-1] = ir.AffineMap.get(out_map.n_dims, 0, [out_map.results[i] for i in kept])
     generic.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
     result = generic.results[0]
     result.set_type(collapsed)
     with ir.InsertionPoint.after(generic), generic.location:
-        expanded = tensor.expand_shape(out_type, result, reassociation, [], shape)
+        expanded = tensor.expand_shape(out_type, result, unit_dims_away, [], shape)
     result.replace_all_uses_except(expanded, expanded.owner.operation)
-
-
-def _reassociation(kept: list[int], rank: int) -> list[list[int]]:
-    """Groups of consecutive dimensions, one per kept dimension, each dropped one in the group
-    of the kept dimension before it (of the first kept one when none is before it)."""
-    groups: list[list[int]] = []
-    leading: list[int] = []
-    for d in range(rank):
-        if d in kept:
-            groups.append([*leading, d])
-            leading = []
-        elif groups:
-            groups[-1].append(d)
-        else:
-            leading.append(d)
-    return groups

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ..op_query import all_ops
 from .conv_layout import FROM_NHWC, TO_NHWC, transposed
+from .generics import groups_keeping, reassociation
 from .generics import indexing_maps as _maps
 from .registry import PassBody, register
 
@@ -207,19 +208,12 @@ def _without_unit_dims(value, kept, ir) -> tuple:
     unit = [kind.shape[i] == 1 and e == zero for i, e in enumerate(results)]
     if not any(unit):
         return value, kept
-    # Each unit dimension joins the group of the kept one before it (the first, when none is).
-    first = unit.index(False) if False in unit else len(unit)
-    groups = [list(range(first + 1))] if first < len(unit) else []
-    for i in range(first + 1, len(unit)):
-        if unit[i]:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    shape = [kind.shape[i] for i, drop in enumerate(unit) if not drop]
-    i64 = ir.IntegerType.get_signless(64)
-    reassociation = [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in groups]
+    kept_dims = [i for i, drop in enumerate(unit) if not drop]
+    shape = [kind.shape[i] for i in kept_dims]
     collapsed = tensor.collapse_shape(
-        ir.RankedTensorType.get(shape, kind.element_type), value, ir.ArrayAttr.get(reassociation)
+        ir.RankedTensorType.get(shape, kind.element_type),
+        value,
+        reassociation(groups_keeping(kept_dims, len(unit)), ir),
     )
     new_results = [e for e, drop in zip(results, unit, strict=True) if not drop]
     return collapsed, ir.AffineMap.get(kept.n_dims, 0, new_results)
