@@ -111,7 +111,10 @@ def _unresolved(path: Path, output: str) -> str | None:
 
 
 _SCRIPT_EXCEPTION = "Exception during script execution:"
-_NO_SUCH_FILE = re.compile(r"FileNotFoundError: \[Errno 2\] No such file or directory: '(?P<f>.*)'")
+# lit 17 and 18 name the file as bytes (b'...')
+_NO_SUCH_FILE = re.compile(
+    r"FileNotFoundError: \[Errno 2\] No such file or directory: b?'(?P<f>.*)'"
+)
 
 
 def _script_exception(path: Path, verdict: FileVerdict, verbose: bool) -> str | None:
@@ -296,8 +299,12 @@ _CHECK_ERROR = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+)(?::\d+)?: error:", 
 
 
 # The line lit's external shell prints for each RUN line it runs (the script stops at the first
-# that fails): `COMMAND # RUN: at line N`.
-_EXTERNAL_RUN = re.compile(r"^(?P<command>.+?) # RUN: at line (?P<line>\d+)$", re.M)
+# that fails): `COMMAND # RUN: at line N` (lit 23), `RUN: at line N: COMMAND` (lit 17 and 18).
+_EXTERNAL_RUN = re.compile(
+    r"^(?:(?P<command>.+?) # RUN: at line (?P<line>\d+)"
+    r"|RUN: at line (?P<line_>\d+): (?P<command_>.+))$",
+    re.M,
+)
 
 
 def _external_failure(path: Path, verdict: FileVerdict, filecheck_engine: str) -> str | None:
@@ -307,7 +314,9 @@ def _external_failure(path: Path, verdict: FileVerdict, filecheck_engine: str) -
     runs = list(_EXTERNAL_RUN.finditer(verdict.output))
     if not runs:
         return None
-    line, command = int(runs[-1].group("line")), runs[-1].group("command")
+    last = runs[-1]
+    line = int(last.group("line") or last.group("line_"))
+    command = last.group("command") or last.group("command_")
     lines = [f"{path}:{line}: FAIL at RUN line {line}", f"  {command}"]
     directive = _directive_in(verdict.output)
     if directive:

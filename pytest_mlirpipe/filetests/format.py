@@ -15,6 +15,7 @@ from ..model import ResultCode
 from ..tools.filecheck import ENGINE_ENV, NOTES_ENV, read_disagreements
 from ..tools.opt import REPRO_DIR_ENV
 from .expect import Expectations, judge, read_expectations
+from .lit_compat import time_limited
 from .names import (
     CONTAINED_PARAM,
     DISAGREEMENTS_METRIC,
@@ -78,7 +79,7 @@ class MlirShTest(lit.formats.ShTest):
             changes["maxIndividualTestTime"] = expected.timeout
         if changes:
             with_own_config(test, **changes)
-        result = self._execute(test, litConfig, expected)
+        result = self._execute(test, time_limited(test, litConfig), expected)
         code, output = judge(ResultCode.of(result.code), result.output or "", expected, path)
         if code.lit_code is not result.code or output != (result.output or ""):
             metrics = result.metrics

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import lit.ShCommands as ShCommands
 import lit.ShUtil as ShUtil
 import lit.TestRunner as TestRunner
-from lit.ShellEnvironment import ShellCommandResult, processRedirects
 
 from ..capture import Captured, capture_fds
+from .lit_compat import ShellCommandResult, expand_late_substitutions, processRedirects
 from .shell_trace import ShellTrace
 
 # (argv, stdin bytes, stdout stream, stderr stream) -> exit status
@@ -100,14 +100,12 @@ Programs = Callable[[str], Tool | None]
 def _plan(pipeline, shenv, tools: dict[str, Tool], programs: Programs | None = None):
     """The pipeline's commands as in-process tool calls (list[_Planned]), or None if any
     must be a process."""
-    if shenv.ulimit:
+    if getattr(shenv, "ulimit", None):  # lit 23 has `ulimit`; it runs as a process
         return None
     planned = []
     for command in pipeline.commands:
         try:
-            args = TestRunner._expandLateSubstitutions(
-                command, list(command.args), shenv.cwd, shenv.normalize_slashes
-            )
+            args = expand_late_substitutions(command, shenv)
         except Exception:
             return None  # lit reports it
         negations = []

@@ -292,21 +292,9 @@ def _holds(path: Path, words: tuple[bytes, ...], unreadable: bool) -> bool:
 
 
 def _lit_config(params: dict[str, str]):
-    import lit.LitConfig
+    from .lit_compat import new_lit_config
 
-    return lit.LitConfig.LitConfig(
-        progname="pytest-mlirpipe",
-        path=[],
-        diagnostic_level="error",
-        useValgrind=False,
-        valgrindLeakCheck=False,
-        valgrindArgs=[],
-        noExecute=False,
-        debug=False,
-        isWindows=False,
-        order="lexical",
-        params=dict(params),
-    )
+    return new_lit_config(params)
 
 
 @contextlib.contextmanager
@@ -395,8 +383,10 @@ def _execute(test, lit_config):
 
     import lit.Test
 
+    from .lit_compat import time_limited
+
     try:
-        result = test.config.test_format.execute(test, lit_config)
+        result = test.config.test_format.execute(test, time_limited(test, lit_config))
     except Exception:
         output = "Exception during script execution:\n" + traceback.format_exc() + "\n"
         return lit.Test.Result(lit.Test.UNRESOLVED, output)

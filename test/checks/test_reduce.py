@@ -178,7 +178,9 @@ EXTERNAL_CFG = """\
 import os
 import lit.formats
 config.name = "EXTERNAL"
-config.test_format = lit.formats.ShTest(execute_external=True, force_execute_external=True)
+import lit
+forced = {"force_execute_external": True} if lit.__versioninfo__ >= (19,) else {}
+config.test_format = lit.formats.ShTest(execute_external=True, **forced)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 """

@@ -9,7 +9,9 @@ import pytest
 LIT_CFG = """\
 import lit.formats
 config.name = "FOREIGN"
-config.test_format = lit.formats.ShTest(execute_external=True, force_execute_external=True)
+import lit
+forced = {"force_execute_external": True} if lit.__versioninfo__ >= (19,) else {}
+config.test_format = lit.formats.ShTest(execute_external=True, **forced)
 config.suffixes = [".mlir"]
 config.test_source_root = config.test_exec_root = __import__("os").path.dirname(__file__)
 """

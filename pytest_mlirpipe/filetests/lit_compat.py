@@ -1,0 +1,75 @@
+"""What moved between the lit versions the project supports (17.0, 18.1 and 23.1), in one place."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+import lit
+import lit.LitConfig
+import lit.TestRunner
+
+try:  # lit 23 moved the shell's data into a module of its own
+    from lit.ShellEnvironment import ShellCommandResult, processRedirects
+except ImportError:  # lit 17 and 18
+    from lit.TestRunner import (
+        ShellCommandResult,
+        processRedirects,
+    )
+
+__all__ = [
+    "LIT_VERSION",
+    "ShellCommandResult",
+    "expand_late_substitutions",
+    "new_lit_config",
+    "processRedirects",
+    "time_limited",
+]
+
+LIT_VERSION: tuple[int, ...] = tuple(lit.__versioninfo__)
+
+# lit 23 reads a test's time limit from its suite's config; lit 17 and 18 from the LitConfig.
+_LIMIT_ON_TEST_CONFIG = LIT_VERSION >= (19,)
+
+
+def new_lit_config(params: dict[str, str], progname: str = "pytest-mlirpipe"):
+    """A LitConfig as lit's main builds one, quiet but for errors, with `params` (`-D`)."""
+    keywords = inspect.signature(lit.LitConfig.LitConfig).parameters
+    # lit 23 says how much to report with `diagnostic_level`; lit 17 and 18 with `quiet`
+    loudness = {"diagnostic_level": "error"} if "diagnostic_level" in keywords else {"quiet": True}
+    return lit.LitConfig.LitConfig(
+        progname=progname,
+        path=[],
+        **loudness,
+        useValgrind=False,
+        valgrindLeakCheck=False,
+        valgrindArgs=[],
+        noExecute=False,
+        debug=False,
+        isWindows=False,
+        order="lexical",
+        params=dict(params),
+    )
+
+
+def expand_late_substitutions(command, shenv) -> list:
+    """A command's arguments after the substitutions lit makes only when it runs the command
+    (lit 23's `%{readfile:...}`); earlier lits have none."""
+    expand = getattr(lit.TestRunner, "_expandLateSubstitutions", None)
+    if expand is None:
+        return list(command.args)
+    return expand(command, list(command.args), shenv.cwd, shenv.normalize_slashes)
+
+
+def time_limited(test, lit_config):
+    """The LitConfig to run `test` with, so that lit applies the test's own time limit
+    (`test.config.maxIndividualTestTime`, set on the test's own config copy): `lit_config`
+    itself where lit reads the limit from the test's config (lit 23), else a copy of it that
+    carries the limit."""
+    limit = getattr(test.config, "maxIndividualTestTime", 0) or 0
+    if _LIMIT_ON_TEST_CONFIG or not limit or limit == lit_config.maxIndividualTestTime:
+        return lit_config
+    own = copy.copy(lit_config)
+    # lit 17 and 18's setter takes whole seconds only, where their timers take any number
+    own._maxIndividualTestTime = limit
+    return own
