@@ -139,7 +139,9 @@ def _parsed_by_lit(rejected) -> tuple[argparse.Namespace, argparse.ArgumentParse
             opts = lit.cl_arguments.parse_args()
         except ValueError as exc:  # shlex: an unclosed quote
             raise rejected(str(exc)) from None
-        except SystemExit:
+        except SystemExit as exit:
+            if not exit.code:  # -h, --version: lit printed them and ended well
+                raise rejected("asks for lit's help or version, not a run") from None
             lines = said.getvalue().strip().splitlines() or ["lit stops before running tests"]
             raise rejected(lines[-1].removeprefix("lit: error: ")) from None
     return opts, parsers[0]

@@ -262,6 +262,19 @@ def test_a_value_lit_rejects_is_one_usage_error(suite, monkeypatch, env, message
     assert reason in output
 
 
+@pytest.mark.parametrize("option", ["-h", "--version"])
+def test_lit_opts_asking_for_lits_help_is_a_usage_error(suite, monkeypatch, option):
+    _set(monkeypatch, {"LIT_OPTS": option})
+    result = suite.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: mlirpipe: LIT_OPTS='{option}': asks for lit's help or version, not a run "
+            "(lit stops on it too: fix or unset it)"
+        ]
+    )
+
+
 def test_an_unclosed_quote_in_lit_opts_is_a_usage_error(suite, monkeypatch):
     _set(monkeypatch, {"LIT_OPTS": "--xfail 'a.mlir"})
     result = suite.runpytest("-p", "no:cacheprovider")
