@@ -318,6 +318,10 @@ class MlirItem(pytest.Item):
             first = _reason(verdict.output)
             if "as MLIRPIPE-EXPECT:" in first:
                 pytest.xfail(f"XFAIL: {first}")
+            if verdict.xfail_listed:
+                from .filetests.failure import LISTED_XFAIL
+
+                pytest.xfail(LISTED_XFAIL)
             pytest.xfail("XFAIL: failed as the file's XFAIL line expects")
 
     def _update_checks(self, verdict: FileVerdict) -> FileVerdict:

@@ -329,6 +329,7 @@ class RunConfig:
     order: str = "smart"  # of the RUN/CHECK files: smart (lit's) or lexical
     lint: str = "warn"  # of the CHECK lines, as each file's test starts: off, warn or error
     timeout: float = 0.0  # seconds per file (and per compiled-code run); 0: none
+    timeout_from: str = "mlirpipe_timeout"  # where the limit was set, as messages name it
     json_path: str | None = None
     time: bool = False
     bisect: bool = False  # of wrong execution results: the first stage after which they are

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import expectations_plugin, ordering, sharding
+from . import expectations_plugin, lit_controls_plugin, ordering, sharding
 from .items import (
     CONTAINED,
     RUNNER_KEY,
@@ -56,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     smart = run_config(config).order == "smart"  # a bad option value stops the run here
     config.stash[_CONFIGURED] = True
     config.pluginmanager.register(ordering.FileOrder(config, smart), "mlirpipe-order")
-    _register_shard(config)
+    _register_shard(config)  # reads lit's controls, after its own variables' checks
     expectations_plugin.configure(config, run_config(config).expectations_path)
 
 
@@ -71,23 +71,30 @@ def file_runner(config: pytest.Config) -> FileTestRunner | None:
 
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         exec_root = Path(config.rootpath) / "build" / "pytest" / worker
-        config.stash[RUNNER_KEY] = FileTestRunner(exec_root, run_config(config))
+        runs = lit_controls_plugin.runner_config(config, run_config(config))
+        controls = config.stash.get(lit_controls_plugin.CONTROLS_KEY, None)
+        config.stash[RUNNER_KEY] = FileTestRunner(exec_root, runs, controls)
     return config.stash[RUNNER_KEY]
 
 
 def _register_shard(config: pytest.Config) -> None:
-    """Keep this CI machine's shard of the tests (--mlirpipe-shard, or lit's variables)."""
+    """Keep the files lit's filters select ($LIT_FILTER, $LIT_OPTS), and of them this CI
+    machine's shard (--mlirpipe-shard, else lit's variables or $LIT_OPTS)."""
+    flag = config.getoption("--mlirpipe-shard", None)
     try:
-        shard = sharding.parse_shard(config.getoption("--mlirpipe-shard", None), os.environ)
+        shard = sharding.parse_shard(flag, os.environ)
     except sharding.ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+    def lit_name(item: pytest.Item) -> str:
+        runner = file_runner(config)
+        assert runner is not None  # this plugin configured the run
+        return runner.make_test(item.path).getFullName()
+
+    controls = lit_controls_plugin.configure(config, lit_name)
+    if not flag and controls.shard:  # $LIT_OPTS' over lit's variables, as in lit
+        shard = controls.shard
     if shard:
-
-        def lit_name(item: pytest.Item) -> str:
-            runner = file_runner(config)
-            assert runner is not None  # this plugin configured the run
-            return runner.make_test(item.path).getFullName()
-
         config.pluginmanager.register(sharding.Shard(*shard, lit_name), "mlirpipe-shard")
 
 

@@ -20,6 +20,9 @@ HEADS = {
     ResultCode.UNRESOLVED: "UNRESOLVED: the test file is malformed",
     ResultCode.TIMEOUT: "TIMEOUT: the test took too long",
 }
+# The XFAIL and XPASS of a file on lit's xfail list ($LIT_XFAIL, LIT_OPTS' --xfail).
+LISTED_XFAIL = "XFAIL: failed as lit's xfail list (LIT_XFAIL) expects"
+LISTED_XPASS = "XPASS: the file passed but lit's xfail list (LIT_XFAIL) expects a failure"
 _POSITION = re.compile(r"Current position at (?P<name>.+?):(?P<line>\d+):(?P<col>\d+)")
 _CONTEXT_LINES = 4
 _NOT_FOUND = re.compile(r"'(?P<tool>[^']+)': command not found")
@@ -175,6 +178,8 @@ def format_failure(
             return external
     if step is None or not failed:
         head = HEADS.get(verdict.code, f"{verdict.code}: a RUN line failed")
+        if verdict.code is ResultCode.XPASS and verdict.xfail_listed:
+            head = LISTED_XPASS
         lines = [f"{path}: {head}"]
         if verdict.crash:
             lines.append(f"the in-process run ended early: {user_command(verdict.crash)}")

@@ -17,6 +17,7 @@ from ..model import ResultCode
 from ..options import RunConfig
 from .discovery import LitDiscovery
 from .external_shell import with_chosen_filecheck
+from .lit_controls import LitControls
 from .names import (
     CONTAINED_PARAM,
     DISAGREEMENTS_METRIC,
@@ -33,18 +34,26 @@ class FileTestRunner:
 
     `config` is the pytest run's configuration, whose suite settings apply to files outside
     any lit suite; without one (the showcase) the defaults apply and such a file reads the
-    nearest ini's settings.
+    nearest ini's settings. `controls` are lit's own ($LIT_XFAIL, $LIT_OPTS' -D, ...): each
+    test is marked and each suite configured as lit would.
     """
 
-    def __init__(self, exec_root: str | os.PathLike, config: RunConfig | None = None):
+    def __init__(
+        self,
+        exec_root: str | os.PathLike,
+        config: RunConfig | None = None,
+        controls: LitControls | None = None,
+    ):
         self.exec_root = Path(exec_root).resolve()  # lit wants absolute paths
         self.config = config or RunConfig()
+        self.controls = controls or LitControls()
         self._settings = config.suite if config is not None else None
         params = {}
         if self.config.pipeline_dirs:  # the format puts them on the RUN lines' search path
             params[PIPELINES_PARAM] = os.pathsep.join(self.config.pipeline_dirs)
         if self.config.suite.filecheck:  # the run's flag or ini key, over a suite's lit.cfg.py
             params[FILECHECK_PARAM] = self.config.suite.filecheck
+        params.update(self.controls.params)  # lit's -D over its built-in params
         self.lit_config = _lit_config(params)
         # For runs in a contained child, whose parent enforces the time limits.
         self._contained_lit_config = _lit_config({**params, CONTAINED_PARAM: "1"})
@@ -128,7 +137,7 @@ class FileTestRunner:
             if ended.ok:
                 return ended.value
             if ended.kind == "timeout":
-                return _timed_out(path, ended, expected, timeout)
+                return _timed_out(path, ended, expected, timeout, self.config.timeout_from)
             wants_repro = ended.kind == "crashed" and expected.kind != "crash"
             temp.restore()
             repro = self._crash_repro(path, ended.notes, timeout) if wants_repro else ""
@@ -228,6 +237,7 @@ class FileTestRunner:
         import lit.Test
 
         test = self.make_test(path)
+        listed = self.controls.mark(test)  # $LIT_XFAIL and the like, before lit reads it
         repeating = self.config.repeat > 1
         with_chosen_filecheck(test, self.config.suite.filecheck, always=repeating)
         if repeating:  # each FileCheck the RUN lines start writes down what it was given
@@ -266,6 +276,7 @@ class FileTestRunner:
             subprocesses=trace.subprocesses if trace else 0,
             warnings=locate_disagreements(disagreements.value if disagreements else (), steps),
             search_path=test.config.environment.get("PATH", ""),
+            xfail_listed=listed,
         )
 
 
@@ -337,14 +348,15 @@ def _own_garbage_collected():
         gc.unfreeze()
 
 
-def _timed_out(path: Path, ended, expected, timeout: float) -> FileVerdict:
-    """The verdict on a file whose contained run hit its time limit."""
+def _timed_out(path: Path, ended, expected, timeout: float, run_limit: str) -> FileVerdict:
+    """The verdict on a file whose contained run hit its time limit (the file's own, else
+    the run's, set by `run_limit`)."""
     from .expect import judge
 
     limit = (
         f"MLIRPIPE-TIMEOUT at line {expected.timeout_line}"
         if expected.timeout and not expected.problems
-        else "mlirpipe_timeout"
+        else run_limit
     )
     code, output = judge(
         ResultCode.TIMEOUT,

@@ -50,6 +50,7 @@ class FileVerdict:
     warnings: tuple[tuple[int, str], ...] = ()
     search_path: str = ""  # the PATH the suite's config gave its RUN lines, when it set one
     differs: str = ""  # --mlirpipe-repeat: the first output that differed between runs
+    xfail_listed: bool = False  # lit's xfail list ($LIT_XFAIL, --xfail) expects it to fail
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", ResultCode(self.code))

@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "items",
             "ordering",
             "sharding",
+            "lit_controls_plugin",
             "fixtures",
             "backend",
             "expectations_plugin",

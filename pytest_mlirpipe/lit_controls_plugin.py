@@ -1,0 +1,79 @@
+"""lit's own controls under pytest: $LIT_FILTER deselects, --max-failures stops the run."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Generator
+
+import pytest
+
+from .filetests.lit_controls import LitControls, LitControlsError, read_lit_controls
+from .items import MlirItem
+from .options import RunConfig
+
+CONTROLS_KEY = pytest.StashKey[LitControls]()
+
+
+def configure(config: pytest.Config, lit_name: Callable[[MlirItem], str]) -> LitControls:
+    """Read lit's controls from the environment once per process (each xdist worker reads the
+    same environment and deselects the same files); a value lit rejects stops the run."""
+    try:
+        controls = read_lit_controls(os.environ)
+    except LitControlsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[CONTROLS_KEY] = controls
+    if controls.max_failures and not config.getoption("maxfail"):  # -x / --maxfail win
+        config.option.maxfail = controls.max_failures
+    if controls.filters or controls.not_applying:
+        config.pluginmanager.register(LitSelection(controls, lit_name), "mlirpipe-lit-controls")
+    return controls
+
+
+def runner_config(config: pytest.Config, run: RunConfig) -> RunConfig:
+    """The RunConfig of the file tests: $LIT_OPTS' --timeout when the run sets no limit of its
+    own (--mlirpipe-timeout, mlirpipe_timeout)."""
+    controls = config.stash.get(CONTROLS_KEY, LitControls())
+    given = config.getoption("--mlirpipe-timeout", None) is not None
+    if controls.timeout and not run.timeout and not given:
+        return dataclasses.replace(
+            run, timeout=float(controls.timeout), timeout_from="LIT_OPTS --timeout"
+        )
+    return run
+
+
+def not_applying_notice(names: tuple[str, ...]) -> str:
+    return (
+        f"mlirpipe: LIT_OPTS: {', '.join(names)} "
+        f"{'does' if len(names) == 1 else 'do'} not apply under pytest (ignored)"
+    )
+
+
+class LitSelection:
+    """A pytest plugin object: deselects the RUN/CHECK files lit's filters leave out (as -k
+    does; before sharding, as lit filters before it shards), and names once the options of
+    $LIT_OPTS that do not apply."""
+
+    def __init__(self, controls: LitControls, lit_name: Callable[[MlirItem], str]):
+        self.controls, self.lit_name = controls, lit_name
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
+        if not self.controls.filters:
+            return
+        dropped = [
+            i
+            for i in items
+            if isinstance(i, MlirItem) and not self.controls.selects(self.lit_name(i))
+        ]
+        if dropped:
+            gone = set(dropped)
+            items[:] = [i for i in items if i not in gone]
+            config.hook.pytest_deselected(items=dropped)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> Generator[None, None, None]:
+        yield  # after the terminal's header
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        worker = hasattr(session.config, "workerinput")
+        if self.controls.not_applying and reporter is not None and not worker:
+            reporter.write_line(not_applying_notice(self.controls.not_applying))
