@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..options import BY_NAME
 from ..tools.filecheck import find_llvm_filecheck
-from .config import ini_values
+from .config import end_lit_quietly_when_its_reader_leaves, ini_values
 
 # The ini key: lines `NAME = VALUE`, set on the suite's config before its lit.cfg.py runs.
 SITE_KEY = BY_NAME["lit_site"].ini_name
@@ -119,7 +119,9 @@ def machine_values() -> dict[str, object]:
 
 def load_site(config, lit_config, site_file: str) -> None:
     """Set the ini's site values, over this machine's, on `config` (a generated
-    lit.site.cfg.py calls this)."""
+    lit.site.cfg.py calls this); in lit's own process, a reader that closes the pipe ends lit
+    (status 141) as it does for a suite that calls `configure`."""
+    end_lit_quietly_when_its_reader_leaves()
     try:
         values = {**machine_values(), **site_values(Path(site_file).parent)}
     except SiteValueError as exc:

@@ -240,6 +240,28 @@ def test_lit_without_the_plugin_says_once_why_the_site_values_are_missing(repo) 
     assert ran.returncode != 0
 
 
+LIT_THROUGH_HEAD = (
+    '"$0" -c "import sys; sys.argv[0] = \'lit\'; from lit.main import main; main()" -v test'
+    " | head -2; exit ${PIPESTATUS[0]}"
+)
+
+
+def test_lit_on_an_adopted_suite_ends_at_once_when_its_reader_closes_the_pipe(repo) -> None:
+    """`lit -v test | head -2`: lit ends as a Unix tool does (SIGPIPE, status 141), instead of
+    hanging with a dead reporting thread."""
+    mlirpipe("init")
+    ran = subprocess.run(
+        ["bash", "-c", LIT_THROUGH_HEAD, sys.executable],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.stdout.startswith("-- Testing: 8 tests, "), ran.stdout
+    assert (ran.returncode, ran.stderr) == (141, "")
+
+
 def test_init_writes_no_path_of_this_machine(repo) -> None:
     mlirpipe("init")
     assert (repo.path / "pyproject.toml").read_text() == PYPROJECT
