@@ -15,8 +15,9 @@ from typing import TextIO
 
 from ..atomic import write_atomic
 from ..filetests.config import ini_values
-from ..filetests.needs import ConfigNeeds, read_needs
-from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, site_file_text
+from ..filetests.discovery import LOCAL_CONFIG_NAMES, MAIN_CONFIG_NAMES, SITE_CONFIG_NAMES
+from ..filetests.needs import ConfigNeeds, ConfigReadError, read_needs
+from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, WRITTEN_BY, site_file_text
 from ..tools.filecheck import find_llvm_filecheck
 from .ini_edit import Edit, EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
 
@@ -32,7 +33,7 @@ class Found:
     """What the repository holds, as `mlirpipe init` sees it (paths relative to its root)."""
 
     root: Path
-    suites: tuple[Path, ...]  # folders with a lit.cfg.py
+    suites: tuple[Path, ...]  # folders with a lit config of their own (lit.cfg.py, lit.cfg, ...)
     local_configs: tuple[Path, ...]
     build: Path | None  # the folder of the *-opt tools' bin/
     opt_tools: tuple[Path, ...]
@@ -45,13 +46,31 @@ def find(root: Path) -> Found:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not _SKIPPED.match(d))
         here = Path(folder).relative_to(root)
-        if "lit.cfg.py" in files:
+        if loaded_config(Path(folder)) is not None:
             suites.append(here)
-        if "lit.local.cfg" in files:
-            local.append(here / "lit.local.cfg")
+        local += [here / n for n in LOCAL_CONFIG_NAMES if n in files][:1]  # lit's choice
     tools = _opt_tools(root)
     build = tools[0].parent.parent if tools else None
     return Found(root, tuple(suites), tuple(local), build, tools, _filecheck(root))
+
+
+def loaded_config(folder: Path) -> str | None:
+    """The name of the config that lit loads for the suite at `folder` (a site config of the
+    repository's own, before lit.cfg.py, before lit.cfg), which the site config init writes
+    loads in turn; never one init wrote. None when the folder holds no other."""
+    for name in (*SITE_CONFIG_NAMES, *MAIN_CONFIG_NAMES):
+        path = folder / name
+        if path.is_file() and not _written_by_init(path):
+            return name
+    return None
+
+
+def _written_by_init(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as text:
+            return text.readline().startswith(WRITTEN_BY)
+    except OSError:
+        return False
 
 
 def _build_dirs(root: Path) -> list[Path]:
@@ -164,17 +183,24 @@ def init(start: Path, out: TextIO) -> int:
         out.write(f"{SAY}working in {root} (the repository's root, where pytest runs)\n")
     found = find(root)
     if not found.suites:
+        names = ", ".join((*MAIN_CONFIG_NAMES, *SITE_CONFIG_NAMES))
         out.write(
-            f"{SAY}no lit.cfg.py under {root}: there is no lit suite to adopt\n"
+            f"{SAY}no lit config ({names}) under {root}: there is no lit suite to adopt\n"
             "  hint: run it at the repository's root; a new suite needs no init (README: "
             '"Using it from another compiler repository")\n'
         )
         return 1
     _say_found(found, out)
+    try:  # every config read before anything is written
+        all_needs = [
+            read_needs([root / c for c in _configs_of(root, s, found)]) for s in found.suites
+        ]
+    except ConfigReadError as error:
+        out.write(_unreadable(root, error))
+        return 1
     lines: dict[str, str] = {}
     said: set[str] = set()
-    for suite in found.suites:
-        needs = read_needs([root / c for c in _configs_of(suite, found)])
+    for suite, needs in zip(found.suites, all_needs, strict=True):
         for need in (n for n in needs.attributes if n.name not in said):
             said.add(need.name)
             value, why = guess(need.name, found)
@@ -256,14 +282,31 @@ def _values(root: Path, lines: dict[str, str]) -> dict[str, str]:
     return {name: values[name] for name in lines}
 
 
-def _configs_of(suite: Path, found: Found) -> list[Path]:
-    return [suite / "lit.cfg.py", *(c for c in found.local_configs if c.is_relative_to(suite))]
+def _configs_of(root: Path, suite: Path, found: Found) -> list[Path]:
+    """The configs lit reads for the suite: the one it loads (and the main config beside a
+    site config of the repository's own, which loads it, usually), then the local ones."""
+    loaded = loaded_config(root / suite) or MAIN_CONFIG_NAMES[0]
+    main = [n for n in MAIN_CONFIG_NAMES if n != loaded and (root / suite / n).is_file()][:1]
+    configs = [suite / loaded, *(suite / n for n in main if loaded in SITE_CONFIG_NAMES)]
+    return configs + [c for c in found.local_configs if c.is_relative_to(suite)]
+
+
+def _unreadable(root: Path, error: ConfigReadError) -> str:
+    """A config whose needs cannot be read, as one line: where, what, what to do."""
+    path = Path(error.path)
+    where = str(path.relative_to(root) if path.is_relative_to(root) else path)
+    where += f":{error.line}" if error.line else ""
+    return (
+        f"{where}: error: {error.reason}: lit cannot load this config either; fix it, then run"
+        " mlirpipe init again\n"
+    )
 
 
 def _say_found(found: Found, out: TextIO) -> None:
     for suite in found.suites:
         local = [c for c in found.local_configs if c.is_relative_to(suite)]
-        out.write(f"{SAY}lit suite {suite}/ ({suite / 'lit.cfg.py'}, {len(local)} lit.local.cfg)\n")
+        config = suite / (loaded_config(found.root / suite) or MAIN_CONFIG_NAMES[0])
+        out.write(f"{SAY}lit suite {suite}/ ({config}, {len(local)} lit.local.cfg)\n")
     if found.opt_tools:
         out.write(f"{SAY}*-opt tools: {', '.join(map(str, found.opt_tools))}\n")
     else:
@@ -282,7 +325,8 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO, ini: s
             f"{SAY}{Path(use.path).relative_to(root)}:{use.line} uses llvm_config: the site "
             "config runs lit.llvm.initialize first, with lit's internal shell (lit 23's only one)\n"
         )
-    text = site_file_text("lit.cfg.py", ini, needs.llvm_initialize is not None)
+    loaded = loaded_config(root / suite) or MAIN_CONFIG_NAMES[0]
+    text = site_file_text(loaded, ini, needs.llvm_initialize is not None)
     if (root / site).exists():
         old = (root / site).read_text(encoding="utf-8", errors="replace")
         if old != text and old.startswith(text.split("\n", 1)[0]):  # ours, older or for another ini
@@ -294,7 +338,7 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO, ini: s
             out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
         return
     write_atomic(root / site, text)
-    out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / 'lit.cfg.py'})\n")
+    out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / loaded})\n")
 
 
 def site_lines(lines: list[str], toml: bool) -> str:

@@ -21,6 +21,8 @@ SITE_LINE_HINT = "write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar =
 # them), so that the ini and the site config, both committed, hold no path of one machine.
 MACHINE_NAMES = ("python_executable", "llvm_tools_dir")
 
+# How the site config init writes begins (what tells it from a build's or the repository's).
+WRITTEN_BY = "# Written by `mlirpipe init`"
 _TEMPLATE = """\
 # Written by `mlirpipe init`: what a build's lit.site.cfg.py gives {config}, for `lit` and
 # `pytest` alike. The values are the {key} lines of {ini}: correct them there.

@@ -127,6 +127,62 @@ def test_the_documented_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> 
     assert "shadow" not in serial.stdout.str() + parallel.stdout.str() + output
 
 
+def test_init_adopts_a_suite_configured_by_lit_cfg(repo) -> None:
+    (repo.path / "test" / "lit.cfg.py").rename(repo.path / "test" / "lit.cfg")
+    status, said = mlirpipe("init")
+    expected = [s.replace("\\*", "*").replace("lit.cfg.py", "lit.cfg") for s in INIT_SAYS]
+    assert (status, said.splitlines()) == (0, expected)
+    assert "loads test/lit.cfg)" in said and "lit.site.cfg.py (sets" in said
+    turn_features_on(repo.path / "pyproject.toml")
+    codes, output = lit_verdicts(repo.path, "test")
+    assert codes == VERDICTS, output
+    repo.runpytest("-p", "no:cacheprovider", "--junitxml=serial.xml")
+    expected_outcomes = {name: OUTCOME[code] for name, code in VERDICTS.items()}
+    assert junit_outcomes(repo.path / "serial.xml") == expected_outcomes
+
+
+# A site config of the repository's own, as an older build layout keeps in the source tree.
+OWN_SITE = """\
+import os
+
+config.foo_obj_root = os.path.join(os.path.dirname(__file__), "..", "build")
+lit_config.load_config(config, os.path.join(os.path.dirname(__file__), "lit.cfg.py"))
+"""
+
+
+def test_init_adopts_a_suite_configured_by_its_own_lit_site_cfg_and_keeps_its_values(
+    repo,
+) -> None:
+    (repo.path / "test" / "lit.site.cfg").write_text(OWN_SITE)
+    status, said = mlirpipe("init")
+    assert status == 0
+    lines = said.splitlines()
+    assert lines[0] == "mlirpipe init: lit suite test/ (test/lit.site.cfg, 4 lit.local.cfg)"
+    assert (
+        "foo_obj_root" not in said
+        and "foo_obj_root" not in (repo.path / "pyproject.toml").read_text()
+    )
+    assert (
+        "mlirpipe init: wrote test/lit.site.cfg.py (sets the values above, then loads"
+        " test/lit.site.cfg)" in lines
+    )
+    turn_features_on(repo.path / "pyproject.toml")
+    codes, output = lit_verdicts(repo.path, "test")
+    assert codes == VERDICTS, output
+
+
+def test_a_config_that_is_not_python_is_one_located_line_and_init_stops(repo) -> None:
+    (repo.path / "test" / "bar" / "lit.local.cfg").write_text("if config.enable_bar\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert said.splitlines()[-1] == (
+        "test/bar/lit.local.cfg:1: error: SyntaxError: expected ':': lit cannot load this config"
+        " either; fix it, then run mlirpipe init again"
+    )
+    assert "Traceback" not in said
+    assert not (repo.path / "pyproject.toml").exists()
+
+
 NO_SITE = [
     "test/lit.cfg.py:10: lit could not load this suite's config: AttributeError: 'NoneType'"
     " object has no attribute 'use_lit_shell'",
@@ -361,7 +417,8 @@ def test_init_outside_a_lit_suite_says_there_is_none(pytester: pytest.Pytester) 
     status, said = mlirpipe("init")
     assert status == 1
     assert said == (
-        f"mlirpipe init: no lit.cfg.py under {pytester.path}: there is no lit suite to adopt\n"
+        "mlirpipe init: no lit config (lit.cfg.py, lit.cfg, lit.site.cfg.py, lit.site.cfg) under"
+        f" {pytester.path}: there is no lit suite to adopt\n"
         "  hint: run it at the repository's root; a new suite needs no init (README: "
         '"Using it from another compiler repository")\n'
     )

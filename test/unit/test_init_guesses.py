@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_mlirpipe.cli.ini_edit import EditRefused, ini_edit, toml_edit
-from pytest_mlirpipe.cli.init import Found, _say_found, guess, ini_block
-from pytest_mlirpipe.filetests.needs import needs_of
+from pytest_mlirpipe.cli.init import Found, _say_found, _unreadable, guess, ini_block
+from pytest_mlirpipe.filetests.needs import ConfigReadError, needs_of, read_needs
 from pytest_mlirpipe.filetests.site import SiteValueError, machine_values, parse_site_line
 
 NOTHING = Found(Path("/repo"), (Path("test"),), (), None, (), None)
@@ -45,6 +45,16 @@ def test_llvm_config_without_initialize_is_a_need_and_so_is_its_tools_dir() -> N
     assert (needs.llvm_initialize.path, needs.llvm_initialize.line) == ("lit.cfg.py", 3)
     initialized = needs_of([("lit.cfg.py", "import lit.llvm\nlit.llvm.initialize(a, b)\n" + text)])
     assert initialized.llvm_initialize is None
+
+
+def test_a_config_that_is_not_utf8_is_named_without_a_line(tmp_path) -> None:
+    (tmp_path / "lit.cfg").write_bytes(b"config.name = '\xff'\n")
+    with pytest.raises(ConfigReadError) as error:
+        read_needs([tmp_path / "lit.cfg"])
+    assert _unreadable(tmp_path, error.value) == (
+        "lit.cfg: error: not UTF-8 text (invalid start byte): lit cannot load this config"
+        " either; fix it, then run mlirpipe init again\n"
+    )
 
 
 def test_setattr_counts_as_setting() -> None:
