@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
 import platform
 import re
@@ -224,29 +225,50 @@ def init(start: Path, out: TextIO) -> int:
 
 
 def _run_line(root: Path, suites: tuple[Path, ...], ini: str) -> str:
-    """The commands that run the suites: plain `pytest` only when the ini's testpaths are the
-    suites (else it would run other tests, or not these)."""
+    """The commands that run the suites and nothing else: plain `pytest` only when the ini's
+    testpaths are the suites (else it would run other tests, or not these), with --ignore for
+    the Python files in them that lit does not run and the ini's addopts do not leave out
+    (pytest would import them); and how to run those it leaves out."""
     named = " ".join(map(str, suites))
     values = (ini_values(root) or ({}, None))[0]
     paths = [w for line in values.get("testpaths", []) for w in line.split()]
     python = _python_tests(root, suites, values.get("python_files", []))
-    also = ""
-    if python:
-        more = f" and {len(python) - 1} more" if len(python) > 1 else ""
-        also = f"pytest also runs {python[0]}{more}: Python tests, which lit does not run"
+    ignored = {os.path.normpath(p) for p in _ignored(values.get("addopts", []))}
+    left_out = [p for p in python if os.path.normpath(p) in ignored]
+    opts = "".join(f" --ignore={p}" for p in python if os.path.normpath(p) not in ignored)
+    notes = []
+    if opts:
+        notes.append(f"--ignore: Python files in {named} that lit does not run")
+    if left_out:
+        more = f" and {len(left_out) - 1} more" if len(left_out) > 1 else ""
+        notes.append(
+            f"pytest leaves out {left_out[0]}{more}: Python files that lit does not run,"
+            f" ignored by the addopts of {ini}; to run them too: pytest"
+            f" {' '.join(map(str, left_out))}"
+        )
     if {os.path.normpath(p) for p in paths} == {os.path.normpath(s) for s in suites}:
-        return f"pytest, pytest -n 2, lit {named}" + (f" ({also})" if also else "")
-    if paths:
-        why = f"plain pytest runs the testpaths of {ini}: {' '.join(paths)}"
+        line = f"pytest{opts}, pytest -n 2{opts}, lit {named}"
     else:
-        why = f"{ini} sets no testpaths: plain pytest would collect every test file here"
-    why += f"; {also}" if also else ""
-    return f"pytest {named}, pytest -n 2 {named}, lit {named} ({why})"
+        if paths:
+            notes.insert(0, f"plain pytest runs the testpaths of {ini}: {' '.join(paths)}")
+        else:
+            notes.insert(
+                0, f"{ini} sets no testpaths: plain pytest would collect every test file here"
+            )
+        line = f"pytest {named}{opts}, pytest -n 2 {named}{opts}, lit {named}"
+    return line + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _ignored(addopts: list[str]) -> list[str]:
+    """The paths of the --ignore options among the ini's addopts."""
+    words = [w for line in addopts for w in line.split()]
+    found = [w.partition("=")[2] for w in words if w.startswith("--ignore=")]
+    return found + [b for a, b in itertools.pairwise(words) if a == "--ignore"]
 
 
 def _python_tests(root: Path, suites: tuple[Path, ...], python_files: list[str]) -> list[Path]:
-    """The files in the suites that pytest imports as its own tests (named as `python_files`
-    says, with no RUN: line for lit): pytest runs them beside the lit tests."""
+    """The files in the suites that pytest would import as its own tests (named as
+    `python_files` says, with no RUN: line for lit): scripts, often, that lit does not run."""
     patterns = [w for line in python_files for w in line.split()] or ["test_*.py", "*_test.py"]
     found = []
     for suite in suites:
@@ -385,9 +407,10 @@ SECTIONS |= {"setup.cfg": "tool:pytest"}
 
 
 def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple[str, bool]:
-    """Add testpaths and the site lines to the file pytest reads at `root` (pyproject.toml when
-    there is none), keeping the rest of its text and any of these keys it has already. Returns
-    the file the values are to live in, and whether they are there."""
+    """Add testpaths (and addopts that leave out the Python files in the suites that lit does
+    not run) and the site lines to the file pytest reads at `root` (pyproject.toml when there
+    is none), keeping the rest of its text and any of these keys it has already. Returns the
+    file the values are to live in, and whether they are there."""
     path = _config_path(root)
     name = str(path.relative_to(root) if path.is_relative_to(root) else path)
     text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept
@@ -402,7 +425,11 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
     missing = _missing(root, lines, toml)
     if missing is not None:
         return name, _say_to_add(state, f"its {SITE_KEY} list", missing, out)
-    keys = {"testpaths": [str(s) for s in found.suites], SITE_KEY: lines}
+    keys = {"testpaths": [str(s) for s in found.suites]}
+    python_files = (ini_values(root) or ({}, None))[0].get("python_files", [])
+    scripts = _python_tests(root, found.suites, python_files)
+    keys |= {"addopts": [f"--ignore={p}" for p in scripts]} if scripts else {}
+    keys[SITE_KEY] = lines
     try:
         if toml:
             edit = toml_edit(text, keys, table, path.name)

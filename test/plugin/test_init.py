@@ -620,21 +620,64 @@ def test_init_adds_its_keys_to_an_existing_table_keeping_comments_and_the_users_
     )
 
 
-def test_python_tests_in_a_suite_that_lit_does_not_run_are_named_in_the_closing_line(
-    repo,
-) -> None:
+def test_python_files_in_a_suite_that_lit_does_not_run_are_left_out_and_named(repo) -> None:
     for name in ("test/unit/test_a.py", "test/unit/test_b.py"):
         (repo.path / name).parent.mkdir(exist_ok=True)
         (repo.path / name).write_text("def test_a():\n    pass\n")
     status, said = mlirpipe("init")
     assert status == 0
     assert said.splitlines()[-1] == (
-        "mlirpipe init: now run: pytest, pytest -n 2, lit test (pytest also runs"
-        " test/unit/test_a.py and 1 more: Python tests, which lit does not run)"
+        "mlirpipe init: now run: pytest, pytest -n 2, lit test (pytest leaves out"
+        " test/unit/test_a.py and 1 more: Python files that lit does not run, ignored by the"
+        " addopts of pyproject.toml; to run them too: pytest test/unit/test_a.py"
+        " test/unit/test_b.py)"
+    )
+    assert (
+        'addopts = [\n    "--ignore=test/unit/test_a.py",\n    "--ignore=test/unit/test_b.py",\n]\n'
+        in (repo.path / "pyproject.toml").read_text()
     )
     turn_features_on(repo.path / "pyproject.toml")
-    result = repo.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=8, failed=1, skipped=1)  # 6 of lit's and test_a, test_b
+    repo.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=6, failed=1, skipped=1)
+    named = repo.runpytest("-p", "no:cacheprovider", "test/unit/test_a.py", "test/unit/test_b.py")
+    named.assert_outcomes(passed=2)
+
+
+def test_where_addopts_is_the_users_the_commands_carry_the_ignore_options(repo) -> None:
+    (repo.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
+    (repo.path / "test" / "unit").mkdir()
+    (repo.path / "test" / "unit" / "test_a.py").write_text("def test_a():\n    pass\n")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: now run: pytest --ignore=test/unit/test_a.py, pytest -n 2"
+        " --ignore=test/unit/test_a.py, lit test (--ignore: Python files in test that lit does"
+        " not run)"
+    )
+
+
+# Scripts that pytest's default python_files match, that lit never runs, and that exit at
+# import where an optional dependency is missing.
+EXITING_SCRIPTS = ("utils/gen_test.py", "test/tools/bench_test.py", "test/tools/test_golden.py")
+
+
+def test_every_command_init_prints_gives_lits_verdicts_beside_scripts_that_exit(repo) -> None:
+    for name in EXITING_SCRIPTS:
+        (repo.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo.path / name).write_text("import sys\n\nsys.exit(0)\n")
+    status, said = mlirpipe("init")
+    assert status == 0, said
+    turn_features_on(repo.path / "pyproject.toml")
+    line = said.splitlines()[-1].removeprefix("mlirpipe init: now run: ").split(" (")[0]
+    commands = [c.split() for c in line.split(", ")]
+    assert [c[0] for c in commands] == ["pytest", "pytest", "lit"], line
+    expected = {name: OUTCOME[code] for name, code in VERDICTS.items()}
+    for number, (_, *args) in enumerate(commands[:2]):
+        ran = repo.runpytest_subprocess("-p", "no:cacheprovider", *args, f"--junitxml={number}.xml")
+        output = ran.stdout.str() + ran.stderr.str()
+        assert "INTERNALERROR" not in output and "exits at import" not in output, output
+        assert junit_outcomes(repo.path / f"{number}.xml") == expected, output
+    codes, output = lit_verdicts(repo.path, *commands[2][1:])
+    assert codes == VERDICTS, output
 
 
 def test_without_testpaths_init_names_the_suites_in_the_commands_it_suggests(repo) -> None:
