@@ -20,7 +20,16 @@ from ..filetests.discovery import LOCAL_CONFIG_NAMES, MAIN_CONFIG_NAMES, SITE_CO
 from ..filetests.needs import ConfigNeeds, ConfigReadError, read_needs
 from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, WRITTEN_BY, site_file_text
 from ..tools.filecheck import find_llvm_filecheck
-from .ini_edit import Edit, EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
+from .ini_edit import (
+    Edit,
+    EditRefused,
+    fill_blank,
+    ini_edit,
+    ini_key,
+    pytest_table,
+    toml_edit,
+    toml_table,
+)
 
 PYPROJECT = "pyproject.toml"
 INI_TABLE = "[tool.pytest.ini_options]"
@@ -424,6 +433,7 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
         place = f"[{'.'.join(table) if toml else SECTIONS.get(path.name, 'pytest')}]"
     missing = _missing(root, lines, toml)
     if missing is not None:
+        _fill_blanks(root, path, text, lines, out)
         return name, _say_to_add(state, f"its {SITE_KEY} list", missing, out)
     keys = {"testpaths": [str(s) for s in found.suites]}
     python_files = (ini_values(root) or ({}, None))[0].get("python_files", [])
@@ -451,6 +461,23 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
         verb += f" ({', '.join(edit.kept)} kept as set there)" if edit.kept else ""
     out.write(f"{SAY}{verb}: correct any guess in {SITE_KEY} there\n")
     return name, True
+
+
+def _fill_blanks(root: Path, path: Path, text: str, lines: list[str], out: TextIO) -> None:
+    """Give the site lines the ini file leaves blank (`NAME =`) the value init now guesses (a
+    build folder that appeared since); every value given there stays as it is."""
+    name = str(path.relative_to(root) if path.is_relative_to(root) else path)
+    given = (ini_values(root) or ({}, None))[0].get(SITE_KEY, [])
+    blank = {k.strip() for k, _, v in (g.partition("=") for g in given) if not v.strip()}
+    filled: list[str] = []
+    for line in lines:
+        key, _, value = (part.strip() for part in line.partition("="))
+        new = fill_blank(text, key, value, path.suffix == ".toml") if key in blank else None
+        if value and new is not None:
+            text, filled = new, [*filled, f"{key} = {value}"]
+    if filled:  # each a one-line change inside a string or a continuation line
+        write_atomic(path, text)
+        out.write(f"{SAY}filled in {name} what was left blank: {', '.join(filled)}\n")
 
 
 def _check_with_pytest(path: Path, edit: Edit) -> None:

@@ -581,6 +581,25 @@ def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -
     )
 
 
+def test_init_again_fills_a_value_it_left_blank_once_it_can_guess_it(repo) -> None:
+    tool = repo.path / "build" / "bin" / "foo-opt"
+    kept = tool.read_text()
+    tool.unlink()
+    mlirpipe("init")
+    assert '"foo_tools_dir = ",' in (repo.path / "pyproject.toml").read_text()
+    ini = repo.path / "pyproject.toml"
+    ini.write_text(ini.read_text().replace("enable_bar = False", "enable_bar = True"))
+    tool.write_text(kept)
+    tool.chmod(0o755)
+    status, said = mlirpipe("init")
+    assert status == 0, said
+    assert (
+        "mlirpipe init: filled in pyproject.toml what was left blank: foo_tools_dir = build/bin"
+        in said.splitlines()
+    )
+    assert ini.read_text() == PYPROJECT.replace("enable_bar = False", "enable_bar = True")
+
+
 SITE_TOML = PYPROJECT.split('testpaths = ["test"]\n', 1)[1]
 TEAM = """\
 [project]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlirpipe.cli.ini_edit import EditRefused, ini_edit, toml_edit
+from pytest_mlirpipe.cli.ini_edit import EditRefused, fill_blank, ini_edit, toml_edit
 from pytest_mlirpipe.cli.init import Found, _say_found, _unreadable, guess, ini_block
 from pytest_mlirpipe.filetests.needs import ConfigReadError, needs_of, read_needs
 from pytest_mlirpipe.filetests.site import SiteValueError, machine_values, parse_site_line
@@ -275,3 +275,22 @@ def test_ini_lines_that_would_not_parse_are_not_added(monkeypatch) -> None:
         "with the lines added it would not parse (iniconfig: tox.ini:2: unexpected value"
         " continuation)"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "toml", "expected"),
+    [
+        ('s = [\n    "a = 1",\n    "b_dir = ",\n]\n', True, '    "b_dir = x y",\n'),
+        ("[pytest]\ns =\n    a = 1\n    b_dir =\r\n", False, "    b_dir = x y\r\n"),
+    ],
+)
+def test_a_blank_site_line_is_filled_in_place(text, toml, expected) -> None:
+    filled = fill_blank(text, "b_dir", "x y", toml)
+    assert filled is not None and filled.endswith(expected + ("]\n" if toml else ""))
+    assert filled.replace(expected, "") == text.replace(
+        text.splitlines(True)[-2 if toml else -1], ""
+    )
+
+
+def test_a_site_line_with_a_value_is_not_filled() -> None:
+    assert fill_blank('s = ["b_dir = mine"]\n', "b_dir", "x", True) is None
