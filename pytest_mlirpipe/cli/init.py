@@ -163,7 +163,14 @@ GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
     (re.compile(FEATURE), lambda f: ("False", FEATURE_OFF)),
     (re.compile(r"_shlib_ext$"), lambda f: (".so", "this platform's")),
     (re.compile(r"^host_os$"), lambda f: (platform.system(), "this machine")),
+    (re.compile(r"^host_arch$"), lambda f: (host_arch(), "this machine's, as LLVM spells it")),
 )
+
+
+def host_arch() -> str:
+    """This machine's architecture as LLVM's triples spell it (Windows says AMD64)."""
+    machine = platform.machine()
+    return {"amd64": "x86_64"}.get(machine.lower(), machine)
 
 
 def guess(name: str, found: Found) -> tuple[str, str]:

@@ -123,6 +123,14 @@ def test_host_os_is_this_machines() -> None:
     assert guess("host_os", NOTHING) == (platform.system(), "this machine")
 
 
+@pytest.mark.parametrize(("machine", "expected"), [("AMD64", "x86_64"), ("aarch64", "aarch64")])
+def test_host_arch_is_this_machines_in_llvms_spelling(monkeypatch, machine, expected) -> None:
+    import platform
+
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    assert guess("host_arch", NOTHING) == (expected, "this machine's, as LLVM spells it")
+
+
 def test_missing_tools_are_said() -> None:
     out = io.StringIO()
     _say_found(NOTHING, out)
