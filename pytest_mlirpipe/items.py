@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -386,6 +387,24 @@ def ignored_local_configs_warning(paths: list[Path], root: Path) -> IgnoredLocal
         " their folder or above it): their suffixes, excludes and settings apply to no test\n"
         "  hint: put a lit.cfg.py in the suite's top folder (README: \"Using it from another"
         ' compiler repository" has a two-line one), or remove these files'
+    )
+
+
+def exits_at_import(path: Path, root: Path, exit: SystemExit) -> str:
+    """A Python module that exits at import (a script's `sys.exit()` when an optional
+    dependency is missing), as its collection error: where, with what status, what to do."""
+    shown = os.path.relpath(path, root)
+    frames = [f for f, _ in traceback.walk_tb(exit.__traceback__)]
+    lines = [f.f_lineno for f in frames if os.path.abspath(f.f_code.co_filename) == str(path)]
+    where = f"{shown}:{lines[-1]}" if lines else shown
+    code = exit.code
+    status = f"1 ({code})" if isinstance(code, str) else str(code or 0)
+    return (
+        f"{where}: exits at import with status {status} (SystemExit): pytest collects no test"
+        " from it\n"
+        "  hint: a script, not a pytest module: keep pytest away from it (testpaths in the pytest"
+        f" ini file, or --ignore={shown}), or have it skip instead of exit"
+        " (pytest.importorskip, or pytest.skip(..., allow_module_level=True))"
     )
 
 

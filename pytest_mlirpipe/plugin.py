@@ -22,6 +22,7 @@ from .items import (
     LitSuiteDir,
     MlirFile,
     MlirItem,
+    exits_at_import,
 )
 from .options import (
     FILE_TEST_OPTIONS,
@@ -232,6 +233,19 @@ def _python_module(path: Path, parent: pytest.Collector) -> bool:
         return False
     patterns = parent.config.getini("python_files")
     return parent.session.isinitpath(path) or path_matches_patterns(path, patterns)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """A Python module that exits at import is a collection error of that file; pytest lets
+    the SystemExit end the run (INTERNALERROR)."""
+    try:
+        return (yield)
+    except SystemExit as exit:
+        if not isinstance(collector, pytest.Module):
+            raise
+        why = exits_at_import(collector.path, collector.config.rootpath, exit)
+        return pytest.CollectReport(collector.nodeid, "failed", why, [])
 
 
 @pytest.hookimpl(wrapper=True)

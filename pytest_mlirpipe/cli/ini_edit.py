@@ -232,3 +232,18 @@ def _check_configparser(text: str, new: str) -> None:
         message = re.sub(r"^While reading from .*?\]: ", "", " ".join(str(error).split()))
         why = f"with the lines added it would not parse (configparser: {message})"
         raise EditRefused(why) from None
+
+
+def fill_blank(text: str, name: str, value: str, toml: bool) -> str | None:
+    """`text` with the list line `NAME =` (no value) made `NAME = VALUE`, when the file holds
+    that line once; None when it does not (the caller says what to change by hand)."""
+    if toml:
+        pattern = rf'^(\s*)"{re.escape(name)}\s*=\s*"(\s*,?\s*(#.*)?)$'
+        line = rf"\g<1>{json.dumps(f'{name} = {value}')}\g<2>"
+    else:
+        pattern = rf"^([ \t]+){re.escape(name)}[ \t]*=[ \t]*(\r?)$"
+        line = rf"\g<1>{name} = {value}\g<2>"
+    found = list(re.finditer(pattern, text, re.M))
+    if len(found) != 1:
+        return None
+    return text[: found[0].start()] + found[0].expand(line) + text[found[0].end() :]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
 import platform
 import re
@@ -15,10 +16,20 @@ from typing import TextIO
 
 from ..atomic import write_atomic
 from ..filetests.config import ini_values
-from ..filetests.needs import ConfigNeeds, read_needs
-from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, site_file_text
+from ..filetests.discovery import LOCAL_CONFIG_NAMES, MAIN_CONFIG_NAMES, SITE_CONFIG_NAMES
+from ..filetests.needs import ConfigNeeds, ConfigReadError, read_needs
+from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, WRITTEN_BY, site_file_text
 from ..tools.filecheck import find_llvm_filecheck
-from .ini_edit import Edit, EditRefused, ini_edit, ini_key, pytest_table, toml_edit, toml_table
+from .ini_edit import (
+    Edit,
+    EditRefused,
+    fill_blank,
+    ini_edit,
+    ini_key,
+    pytest_table,
+    toml_edit,
+    toml_table,
+)
 
 PYPROJECT = "pyproject.toml"
 INI_TABLE = "[tool.pytest.ini_options]"
@@ -32,7 +43,7 @@ class Found:
     """What the repository holds, as `mlirpipe init` sees it (paths relative to its root)."""
 
     root: Path
-    suites: tuple[Path, ...]  # folders with a lit.cfg.py
+    suites: tuple[Path, ...]  # folders with a lit config of their own (lit.cfg.py, lit.cfg, ...)
     local_configs: tuple[Path, ...]
     build: Path | None  # the folder of the *-opt tools' bin/
     opt_tools: tuple[Path, ...]
@@ -45,13 +56,31 @@ def find(root: Path) -> Found:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not _SKIPPED.match(d))
         here = Path(folder).relative_to(root)
-        if "lit.cfg.py" in files:
+        if loaded_config(Path(folder)) is not None:
             suites.append(here)
-        if "lit.local.cfg" in files:
-            local.append(here / "lit.local.cfg")
+        local += [here / n for n in LOCAL_CONFIG_NAMES if n in files][:1]  # lit's choice
     tools = _opt_tools(root)
     build = tools[0].parent.parent if tools else None
     return Found(root, tuple(suites), tuple(local), build, tools, _filecheck(root))
+
+
+def loaded_config(folder: Path) -> str | None:
+    """The name of the config that lit loads for the suite at `folder` (a site config of the
+    repository's own, before lit.cfg.py, before lit.cfg), which the site config init writes
+    loads in turn; never one init wrote. None when the folder holds no other."""
+    for name in (*SITE_CONFIG_NAMES, *MAIN_CONFIG_NAMES):
+        path = folder / name
+        if path.is_file() and not _written_by_init(path):
+            return name
+    return None
+
+
+def _written_by_init(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as text:
+            return text.readline().startswith(WRITTEN_BY)
+    except OSError:
+        return False
 
 
 def _build_dirs(root: Path) -> list[Path]:
@@ -134,7 +163,14 @@ GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
     (re.compile(FEATURE), lambda f: ("False", FEATURE_OFF)),
     (re.compile(r"_shlib_ext$"), lambda f: (".so", "this platform's")),
     (re.compile(r"^host_os$"), lambda f: (platform.system(), "this machine")),
+    (re.compile(r"^host_arch$"), lambda f: (host_arch(), "this machine's, as LLVM spells it")),
 )
+
+
+def host_arch() -> str:
+    """This machine's architecture as LLVM's triples spell it (Windows says AMD64)."""
+    machine = platform.machine()
+    return {"amd64": "x86_64"}.get(machine.lower(), machine)
 
 
 def guess(name: str, found: Found) -> tuple[str, str]:
@@ -164,17 +200,24 @@ def init(start: Path, out: TextIO) -> int:
         out.write(f"{SAY}working in {root} (the repository's root, where pytest runs)\n")
     found = find(root)
     if not found.suites:
+        names = ", ".join((*MAIN_CONFIG_NAMES, *SITE_CONFIG_NAMES))
         out.write(
-            f"{SAY}no lit.cfg.py under {root}: there is no lit suite to adopt\n"
+            f"{SAY}no lit config ({names}) under {root}: there is no lit suite to adopt\n"
             "  hint: run it at the repository's root; a new suite needs no init (README: "
             '"Using it from another compiler repository")\n'
         )
         return 1
     _say_found(found, out)
+    try:  # every config read before anything is written
+        all_needs = [
+            read_needs([root / c for c in _configs_of(root, s, found)]) for s in found.suites
+        ]
+    except ConfigReadError as error:
+        out.write(_unreadable(root, error))
+        return 1
     lines: dict[str, str] = {}
     said: set[str] = set()
-    for suite in found.suites:
-        needs = read_needs([root / c for c in _configs_of(suite, found)])
+    for suite, needs in zip(found.suites, all_needs, strict=True):
         for need in (n for n in needs.attributes if n.name not in said):
             said.add(need.name)
             value, why = guess(need.name, found)
@@ -198,29 +241,50 @@ def init(start: Path, out: TextIO) -> int:
 
 
 def _run_line(root: Path, suites: tuple[Path, ...], ini: str) -> str:
-    """The commands that run the suites: plain `pytest` only when the ini's testpaths are the
-    suites (else it would run other tests, or not these)."""
+    """The commands that run the suites and nothing else: plain `pytest` only when the ini's
+    testpaths are the suites (else it would run other tests, or not these), with --ignore for
+    the Python files in them that lit does not run and the ini's addopts do not leave out
+    (pytest would import them); and how to run those it leaves out."""
     named = " ".join(map(str, suites))
     values = (ini_values(root) or ({}, None))[0]
     paths = [w for line in values.get("testpaths", []) for w in line.split()]
     python = _python_tests(root, suites, values.get("python_files", []))
-    also = ""
-    if python:
-        more = f" and {len(python) - 1} more" if len(python) > 1 else ""
-        also = f"pytest also runs {python[0]}{more}: Python tests, which lit does not run"
+    ignored = {os.path.normpath(p) for p in _ignored(values.get("addopts", []))}
+    left_out = [p for p in python if os.path.normpath(p) in ignored]
+    opts = "".join(f" --ignore={p}" for p in python if os.path.normpath(p) not in ignored)
+    notes = []
+    if opts:
+        notes.append(f"--ignore: Python files in {named} that lit does not run")
+    if left_out:
+        more = f" and {len(left_out) - 1} more" if len(left_out) > 1 else ""
+        notes.append(
+            f"pytest leaves out {left_out[0]}{more}: Python files that lit does not run,"
+            f" ignored by the addopts of {ini}; to run them too: pytest"
+            f" {' '.join(map(str, left_out))}"
+        )
     if {os.path.normpath(p) for p in paths} == {os.path.normpath(s) for s in suites}:
-        return f"pytest, pytest -n 2, lit {named}" + (f" ({also})" if also else "")
-    if paths:
-        why = f"plain pytest runs the testpaths of {ini}: {' '.join(paths)}"
+        line = f"pytest{opts}, pytest -n 2{opts}, lit {named}"
     else:
-        why = f"{ini} sets no testpaths: plain pytest would collect every test file here"
-    why += f"; {also}" if also else ""
-    return f"pytest {named}, pytest -n 2 {named}, lit {named} ({why})"
+        if paths:
+            notes.insert(0, f"plain pytest runs the testpaths of {ini}: {' '.join(paths)}")
+        else:
+            notes.insert(
+                0, f"{ini} sets no testpaths: plain pytest would collect every test file here"
+            )
+        line = f"pytest {named}{opts}, pytest -n 2 {named}{opts}, lit {named}"
+    return line + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _ignored(addopts: list[str]) -> list[str]:
+    """The paths of the --ignore options among the ini's addopts."""
+    words = [w for line in addopts for w in line.split()]
+    found = [w.partition("=")[2] for w in words if w.startswith("--ignore=")]
+    return found + [b for a, b in itertools.pairwise(words) if a == "--ignore"]
 
 
 def _python_tests(root: Path, suites: tuple[Path, ...], python_files: list[str]) -> list[Path]:
-    """The files in the suites that pytest imports as its own tests (named as `python_files`
-    says, with no RUN: line for lit): pytest runs them beside the lit tests."""
+    """The files in the suites that pytest would import as its own tests (named as
+    `python_files` says, with no RUN: line for lit): scripts, often, that lit does not run."""
     patterns = [w for line in python_files for w in line.split()] or ["test_*.py", "*_test.py"]
     found = []
     for suite in suites:
@@ -256,14 +320,31 @@ def _values(root: Path, lines: dict[str, str]) -> dict[str, str]:
     return {name: values[name] for name in lines}
 
 
-def _configs_of(suite: Path, found: Found) -> list[Path]:
-    return [suite / "lit.cfg.py", *(c for c in found.local_configs if c.is_relative_to(suite))]
+def _configs_of(root: Path, suite: Path, found: Found) -> list[Path]:
+    """The configs lit reads for the suite: the one it loads (and the main config beside a
+    site config of the repository's own, which loads it, usually), then the local ones."""
+    loaded = loaded_config(root / suite) or MAIN_CONFIG_NAMES[0]
+    main = [n for n in MAIN_CONFIG_NAMES if n != loaded and (root / suite / n).is_file()][:1]
+    configs = [suite / loaded, *(suite / n for n in main if loaded in SITE_CONFIG_NAMES)]
+    return configs + [c for c in found.local_configs if c.is_relative_to(suite)]
+
+
+def _unreadable(root: Path, error: ConfigReadError) -> str:
+    """A config whose needs cannot be read, as one line: where, what, what to do."""
+    path = Path(error.path)
+    where = str(path.relative_to(root) if path.is_relative_to(root) else path)
+    where += f":{error.line}" if error.line else ""
+    return (
+        f"{where}: error: {error.reason}: lit cannot load this config either; fix it, then run"
+        " mlirpipe init again\n"
+    )
 
 
 def _say_found(found: Found, out: TextIO) -> None:
     for suite in found.suites:
         local = [c for c in found.local_configs if c.is_relative_to(suite)]
-        out.write(f"{SAY}lit suite {suite}/ ({suite / 'lit.cfg.py'}, {len(local)} lit.local.cfg)\n")
+        config = suite / (loaded_config(found.root / suite) or MAIN_CONFIG_NAMES[0])
+        out.write(f"{SAY}lit suite {suite}/ ({config}, {len(local)} lit.local.cfg)\n")
     if found.opt_tools:
         out.write(f"{SAY}*-opt tools: {', '.join(map(str, found.opt_tools))}\n")
     else:
@@ -282,7 +363,8 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO, ini: s
             f"{SAY}{Path(use.path).relative_to(root)}:{use.line} uses llvm_config: the site "
             "config runs lit.llvm.initialize first, with lit's internal shell (lit 23's only one)\n"
         )
-    text = site_file_text("lit.cfg.py", ini, needs.llvm_initialize is not None)
+    loaded = loaded_config(root / suite) or MAIN_CONFIG_NAMES[0]
+    text = site_file_text(loaded, ini, needs.llvm_initialize is not None)
     if (root / site).exists():
         old = (root / site).read_text(encoding="utf-8", errors="replace")
         if old != text and old.startswith(text.split("\n", 1)[0]):  # ours, older or for another ini
@@ -294,7 +376,7 @@ def _write_site(root: Path, suite: Path, needs: ConfigNeeds, out: TextIO, ini: s
             out.write(f"{SAY}{site} exists: left as it is (remove it to have it written again)\n")
         return
     write_atomic(root / site, text)
-    out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / 'lit.cfg.py'})\n")
+    out.write(f"{SAY}wrote {site} (sets the values above, then loads {suite / loaded})\n")
 
 
 def site_lines(lines: list[str], toml: bool) -> str:
@@ -341,9 +423,10 @@ SECTIONS |= {"setup.cfg": "tool:pytest"}
 
 
 def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple[str, bool]:
-    """Add testpaths and the site lines to the file pytest reads at `root` (pyproject.toml when
-    there is none), keeping the rest of its text and any of these keys it has already. Returns
-    the file the values are to live in, and whether they are there."""
+    """Add testpaths (and addopts that leave out the Python files in the suites that lit does
+    not run) and the site lines to the file pytest reads at `root` (pyproject.toml when there
+    is none), keeping the rest of its text and any of these keys it has already. Returns the
+    file the values are to live in, and whether they are there."""
     path = _config_path(root)
     name = str(path.relative_to(root) if path.is_relative_to(root) else path)
     text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept
@@ -357,8 +440,13 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
         place = f"[{'.'.join(table) if toml else SECTIONS.get(path.name, 'pytest')}]"
     missing = _missing(root, lines, toml)
     if missing is not None:
+        _fill_blanks(root, path, text, lines, out)
         return name, _say_to_add(state, f"its {SITE_KEY} list", missing, out)
-    keys = {"testpaths": [str(s) for s in found.suites], SITE_KEY: lines}
+    keys = {"testpaths": [str(s) for s in found.suites]}
+    python_files = (ini_values(root) or ({}, None))[0].get("python_files", [])
+    scripts = _python_tests(root, found.suites, python_files)
+    keys |= {"addopts": [f"--ignore={p}" for p in scripts]} if scripts else {}
+    keys[SITE_KEY] = lines
     try:
         if toml:
             edit = toml_edit(text, keys, table, path.name)
@@ -380,6 +468,23 @@ def _write_ini(root: Path, found: Found, lines: list[str], out: TextIO) -> tuple
         verb += f" ({', '.join(edit.kept)} kept as set there)" if edit.kept else ""
     out.write(f"{SAY}{verb}: correct any guess in {SITE_KEY} there\n")
     return name, True
+
+
+def _fill_blanks(root: Path, path: Path, text: str, lines: list[str], out: TextIO) -> None:
+    """Give the site lines the ini file leaves blank (`NAME =`) the value init now guesses (a
+    build folder that appeared since); every value given there stays as it is."""
+    name = str(path.relative_to(root) if path.is_relative_to(root) else path)
+    given = (ini_values(root) or ({}, None))[0].get(SITE_KEY, [])
+    blank = {k.strip() for k, _, v in (g.partition("=") for g in given) if not v.strip()}
+    filled: list[str] = []
+    for line in lines:
+        key, _, value = (part.strip() for part in line.partition("="))
+        new = fill_blank(text, key, value, path.suffix == ".toml") if key in blank else None
+        if value and new is not None:
+            text, filled = new, [*filled, f"{key} = {value}"]
+    if filled:  # each a one-line change inside a string or a continuation line
+        write_atomic(path, text)
+        out.write(f"{SAY}filled in {name} what was left blank: {', '.join(filled)}\n")
 
 
 def _check_with_pytest(path: Path, edit: Edit) -> None:

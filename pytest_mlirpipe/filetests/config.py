@@ -152,13 +152,13 @@ def configure(
             config.environment[var] = os.environ[var]
     config.environment.update(filecheck_environment(settings))
     config.environment.update(tool_dirs_environment(settings))
-    _end_lit_quietly_when_its_reader_leaves()
+    end_lit_quietly_when_its_reader_leaves()
 
 
 _READER_HANDLED = False
 
 
-def _end_lit_quietly_when_its_reader_leaves() -> None:
+def end_lit_quietly_when_its_reader_leaves() -> None:
     """In lit's own process (`lit test/ | head`), a reader that closes the pipe ends lit as
     SIGPIPE ends a Unix tool (status 141, nothing printed). Left to Python, the write raised
     BrokenPipeError in the thread of lit's pool that reports results; that thread died, and
@@ -174,7 +174,20 @@ def _end_lit_quietly_when_its_reader_leaves() -> None:
         return
     _READER_HANDLED = True
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN))
+    os.register_at_fork(after_in_child=_as_lits_worker)
+
+
+def _as_lits_worker() -> None:
+    """In a process forked from lit's: Python's handling of SIGPIPE, and (on Linux) an end
+    when lit ends, rather than a BrokenPipeError traceback when it sends a result to a lit
+    that a closed pipe ended (the processes its RUN lines start are not concerned: the
+    setting is cleared at their fork)."""
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def tool_dirs_environment(settings: SuiteSettings) -> dict[str, str]:

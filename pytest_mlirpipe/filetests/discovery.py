@@ -24,8 +24,11 @@ FIX_HINT = (
 )
 # What a config raises when it reads a value only a build's site config sets.
 _SITE_VALUE_ERRORS = ("AttributeError", "NameError", "KeyError")
-# The names lit looks for in a suite's folder before its main config (lit.discovery).
+# The names lit looks for in a suite's folder before its main config (lit.discovery), that
+# main config's names, and a folder's local config's, each list first found first (LitConfig).
 SITE_CONFIG_NAMES = ("lit.site.cfg.py", "lit.site.cfg")
+MAIN_CONFIG_NAMES = ("lit.cfg.py", "lit.cfg")
+LOCAL_CONFIG_NAMES = ("lit.local.cfg.py", "lit.local.cfg")
 # A frame of the traceback lit prints when a config raised.
 _FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line (?P<line>\d+), in ', re.M)
 

@@ -32,9 +32,30 @@ def lit_own_names() -> frozenset[str]:
     return frozenset(params) | frozenset(dir(TestingConfig)) - {"self"}
 
 
+class ConfigReadError(Exception):
+    """A lit config that is not Python this module can read (a syntax error, not UTF-8)."""
+
+    def __init__(self, path: str, line: int | None, reason: str):
+        super().__init__(path, line, reason)
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
 def read_needs(paths: Sequence[Path]) -> ConfigNeeds:
-    """The needs of the lit configs at `paths` (lit.cfg.py, lit.local.cfg, ...)."""
-    return needs_of([(str(p), p.read_text(encoding="utf-8")) for p in paths])
+    """The needs of the lit configs at `paths` (lit.cfg.py, lit.local.cfg, ...); raises
+    ConfigReadError, located, for one that does not parse."""
+    sources = []
+    for path in paths:
+        try:
+            sources.append((str(path), path.read_text(encoding="utf-8")))
+        except UnicodeDecodeError as error:
+            raise ConfigReadError(str(path), None, f"not UTF-8 text ({error.reason})") from None
+    try:
+        return needs_of(sources)
+    except SyntaxError as error:
+        reason = f"{type(error).__name__}: {error.msg}"
+        raise ConfigReadError(error.filename or "", error.lineno, reason) from None
 
 
 def needs_of(sources: Sequence[tuple[str, str]]) -> ConfigNeeds:

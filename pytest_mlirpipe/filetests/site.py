@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..options import BY_NAME
 from ..tools.filecheck import find_llvm_filecheck
-from .config import ini_values
+from .config import end_lit_quietly_when_its_reader_leaves, ini_values
 
 # The ini key: lines `NAME = VALUE`, set on the suite's config before its lit.cfg.py runs.
 SITE_KEY = BY_NAME["lit_site"].ini_name
@@ -21,6 +21,8 @@ SITE_LINE_HINT = "write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar =
 # them), so that the ini and the site config, both committed, hold no path of one machine.
 MACHINE_NAMES = ("python_executable", "llvm_tools_dir")
 
+# How the site config init writes begins (what tells it from a build's or the repository's).
+WRITTEN_BY = "# Written by `mlirpipe init`"
 _TEMPLATE = """\
 # Written by `mlirpipe init`: what a build's lit.site.cfg.py gives {config}, for `lit` and
 # `pytest` alike. The values are the {key} lines of {ini}: correct them there.
@@ -119,7 +121,9 @@ def machine_values() -> dict[str, object]:
 
 def load_site(config, lit_config, site_file: str) -> None:
     """Set the ini's site values, over this machine's, on `config` (a generated
-    lit.site.cfg.py calls this)."""
+    lit.site.cfg.py calls this); in lit's own process, a reader that closes the pipe ends lit
+    (status 141) as it does for a suite that calls `configure`."""
+    end_lit_quietly_when_its_reader_leaves()
     try:
         values = {**machine_values(), **site_values(Path(site_file).parent)}
     except SiteValueError as exc:

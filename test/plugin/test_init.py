@@ -127,6 +127,62 @@ def test_the_documented_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> 
     assert "shadow" not in serial.stdout.str() + parallel.stdout.str() + output
 
 
+def test_init_adopts_a_suite_configured_by_lit_cfg(repo) -> None:
+    (repo.path / "test" / "lit.cfg.py").rename(repo.path / "test" / "lit.cfg")
+    status, said = mlirpipe("init")
+    expected = [s.replace("\\*", "*").replace("lit.cfg.py", "lit.cfg") for s in INIT_SAYS]
+    assert (status, said.splitlines()) == (0, expected)
+    assert "loads test/lit.cfg)" in said and "lit.site.cfg.py (sets" in said
+    turn_features_on(repo.path / "pyproject.toml")
+    codes, output = lit_verdicts(repo.path, "test")
+    assert codes == VERDICTS, output
+    repo.runpytest("-p", "no:cacheprovider", "--junitxml=serial.xml")
+    expected_outcomes = {name: OUTCOME[code] for name, code in VERDICTS.items()}
+    assert junit_outcomes(repo.path / "serial.xml") == expected_outcomes
+
+
+# A site config of the repository's own, as an older build layout keeps in the source tree.
+OWN_SITE = """\
+import os
+
+config.foo_obj_root = os.path.join(os.path.dirname(__file__), "..", "build")
+lit_config.load_config(config, os.path.join(os.path.dirname(__file__), "lit.cfg.py"))
+"""
+
+
+def test_init_adopts_a_suite_configured_by_its_own_lit_site_cfg_and_keeps_its_values(
+    repo,
+) -> None:
+    (repo.path / "test" / "lit.site.cfg").write_text(OWN_SITE)
+    status, said = mlirpipe("init")
+    assert status == 0
+    lines = said.splitlines()
+    assert lines[0] == "mlirpipe init: lit suite test/ (test/lit.site.cfg, 4 lit.local.cfg)"
+    assert (
+        "foo_obj_root" not in said
+        and "foo_obj_root" not in (repo.path / "pyproject.toml").read_text()
+    )
+    assert (
+        "mlirpipe init: wrote test/lit.site.cfg.py (sets the values above, then loads"
+        " test/lit.site.cfg)" in lines
+    )
+    turn_features_on(repo.path / "pyproject.toml")
+    codes, output = lit_verdicts(repo.path, "test")
+    assert codes == VERDICTS, output
+
+
+def test_a_config_that_is_not_python_is_one_located_line_and_init_stops(repo) -> None:
+    (repo.path / "test" / "bar" / "lit.local.cfg").write_text("if config.enable_bar\n")
+    status, said = mlirpipe("init")
+    assert status == 1
+    assert said.splitlines()[-1] == (
+        "test/bar/lit.local.cfg:1: error: SyntaxError: expected ':': lit cannot load this config"
+        " either; fix it, then run mlirpipe init again"
+    )
+    assert "Traceback" not in said
+    assert not (repo.path / "pyproject.toml").exists()
+
+
 NO_SITE = [
     "test/lit.cfg.py:10: lit could not load this suite's config: AttributeError: 'NoneType'"
     " object has no attribute 'use_lit_shell'",
@@ -240,6 +296,28 @@ def test_lit_without_the_plugin_says_once_why_the_site_values_are_missing(repo) 
     assert ran.returncode != 0
 
 
+LIT_THROUGH_HEAD = (
+    '"$0" -c "import sys; sys.argv[0] = \'lit\'; from lit.main import main; main()" -v test'
+    " | head -2; exit ${PIPESTATUS[0]}"
+)
+
+
+def test_lit_on_an_adopted_suite_ends_at_once_when_its_reader_closes_the_pipe(repo) -> None:
+    """`lit -v test | head -2`: lit ends as a Unix tool does (SIGPIPE, status 141), instead of
+    hanging with a dead reporting thread."""
+    mlirpipe("init")
+    ran = subprocess.run(
+        ["bash", "-c", LIT_THROUGH_HEAD, sys.executable],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.stdout.startswith("-- Testing: 8 tests, "), ran.stdout
+    assert (ran.returncode, ran.stderr) == (141, "")
+
+
 def test_init_writes_no_path_of_this_machine(repo) -> None:
     mlirpipe("init")
     assert (repo.path / "pyproject.toml").read_text() == PYPROJECT
@@ -339,7 +417,8 @@ def test_init_outside_a_lit_suite_says_there_is_none(pytester: pytest.Pytester) 
     status, said = mlirpipe("init")
     assert status == 1
     assert said == (
-        f"mlirpipe init: no lit.cfg.py under {pytester.path}: there is no lit suite to adopt\n"
+        "mlirpipe init: no lit config (lit.cfg.py, lit.cfg, lit.site.cfg.py, lit.site.cfg) under"
+        f" {pytester.path}: there is no lit suite to adopt\n"
         "  hint: run it at the repository's root; a new suite needs no init (README: "
         '"Using it from another compiler repository")\n'
     )
@@ -502,6 +581,25 @@ def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -
     )
 
 
+def test_init_again_fills_a_value_it_left_blank_once_it_can_guess_it(repo) -> None:
+    tool = repo.path / "build" / "bin" / "foo-opt"
+    kept = tool.read_text()
+    tool.unlink()
+    mlirpipe("init")
+    assert '"foo_tools_dir = ",' in (repo.path / "pyproject.toml").read_text()
+    ini = repo.path / "pyproject.toml"
+    ini.write_text(ini.read_text().replace("enable_bar = False", "enable_bar = True"))
+    tool.write_text(kept)
+    tool.chmod(0o755)
+    status, said = mlirpipe("init")
+    assert status == 0, said
+    assert (
+        "mlirpipe init: filled in pyproject.toml what was left blank: foo_tools_dir = build/bin"
+        in said.splitlines()
+    )
+    assert ini.read_text() == PYPROJECT.replace("enable_bar = False", "enable_bar = True")
+
+
 SITE_TOML = PYPROJECT.split('testpaths = ["test"]\n', 1)[1]
 TEAM = """\
 [project]
@@ -541,21 +639,64 @@ def test_init_adds_its_keys_to_an_existing_table_keeping_comments_and_the_users_
     )
 
 
-def test_python_tests_in_a_suite_that_lit_does_not_run_are_named_in_the_closing_line(
-    repo,
-) -> None:
+def test_python_files_in_a_suite_that_lit_does_not_run_are_left_out_and_named(repo) -> None:
     for name in ("test/unit/test_a.py", "test/unit/test_b.py"):
         (repo.path / name).parent.mkdir(exist_ok=True)
         (repo.path / name).write_text("def test_a():\n    pass\n")
     status, said = mlirpipe("init")
     assert status == 0
     assert said.splitlines()[-1] == (
-        "mlirpipe init: now run: pytest, pytest -n 2, lit test (pytest also runs"
-        " test/unit/test_a.py and 1 more: Python tests, which lit does not run)"
+        "mlirpipe init: now run: pytest, pytest -n 2, lit test (pytest leaves out"
+        " test/unit/test_a.py and 1 more: Python files that lit does not run, ignored by the"
+        " addopts of pyproject.toml; to run them too: pytest test/unit/test_a.py"
+        " test/unit/test_b.py)"
+    )
+    assert (
+        'addopts = [\n    "--ignore=test/unit/test_a.py",\n    "--ignore=test/unit/test_b.py",\n]\n'
+        in (repo.path / "pyproject.toml").read_text()
     )
     turn_features_on(repo.path / "pyproject.toml")
-    result = repo.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=8, failed=1, skipped=1)  # 6 of lit's and test_a, test_b
+    repo.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=6, failed=1, skipped=1)
+    named = repo.runpytest("-p", "no:cacheprovider", "test/unit/test_a.py", "test/unit/test_b.py")
+    named.assert_outcomes(passed=2)
+
+
+def test_where_addopts_is_the_users_the_commands_carry_the_ignore_options(repo) -> None:
+    (repo.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
+    (repo.path / "test" / "unit").mkdir()
+    (repo.path / "test" / "unit" / "test_a.py").write_text("def test_a():\n    pass\n")
+    status, said = mlirpipe("init")
+    assert status == 0
+    assert said.splitlines()[-1] == (
+        "mlirpipe init: now run: pytest --ignore=test/unit/test_a.py, pytest -n 2"
+        " --ignore=test/unit/test_a.py, lit test (--ignore: Python files in test that lit does"
+        " not run)"
+    )
+
+
+# Scripts that pytest's default python_files match, that lit never runs, and that exit at
+# import where an optional dependency is missing.
+EXITING_SCRIPTS = ("utils/gen_test.py", "test/tools/bench_test.py", "test/tools/test_golden.py")
+
+
+def test_every_command_init_prints_gives_lits_verdicts_beside_scripts_that_exit(repo) -> None:
+    for name in EXITING_SCRIPTS:
+        (repo.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo.path / name).write_text("import sys\n\nsys.exit(0)\n")
+    status, said = mlirpipe("init")
+    assert status == 0, said
+    turn_features_on(repo.path / "pyproject.toml")
+    line = said.splitlines()[-1].removeprefix("mlirpipe init: now run: ").split(" (")[0]
+    commands = [c.split() for c in line.split(", ")]
+    assert [c[0] for c in commands] == ["pytest", "pytest", "lit"], line
+    expected = {name: OUTCOME[code] for name, code in VERDICTS.items()}
+    for number, (_, *args) in enumerate(commands[:2]):
+        ran = repo.runpytest_subprocess("-p", "no:cacheprovider", *args, f"--junitxml={number}.xml")
+        output = ran.stdout.str() + ran.stderr.str()
+        assert "INTERNALERROR" not in output and "exits at import" not in output, output
+        assert junit_outcomes(repo.path / f"{number}.xml") == expected, output
+    codes, output = lit_verdicts(repo.path, *commands[2][1:])
+    assert codes == VERDICTS, output
 
 
 def test_without_testpaths_init_names_the_suites_in_the_commands_it_suggests(repo) -> None:

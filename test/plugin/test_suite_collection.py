@@ -88,3 +88,42 @@ def test_another_plugin_that_collects_files_hears_of_every_file(tree):
     )
     tree.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert {"Pass.cpp", "Pass.h", "CMakeLists.txt"} <= _heard(tree)
+
+
+SCRIPT = "import sys\n\ntry:\n    import no_such_dependency\nexcept ImportError:\n    sys.exit(0)\n"
+EXIT_HINT = (
+    "  hint: a script, not a pytest module: keep pytest away from it (testpaths in the pytest"
+    " ini file, or --ignore={}), or have it skip instead of exit (pytest.importorskip, or"
+    " pytest.skip(..., allow_module_level=True))"
+)
+
+
+def test_a_script_in_a_suite_that_exits_at_import_is_a_collection_error_of_its_file(tree):
+    (tree.path / "test" / "bench_test.py").write_text(SCRIPT)
+    result = tree.runpytest("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR collecting test/bench_test.py _*",
+            "test/bench_test.py:6: exits at import with status 0 (SystemExit): pytest collects"
+            " no test from it",
+            EXIT_HINT.format("test/bench_test.py"),
+        ]
+    )
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=3, errors=1)  # fold.mlir, test_helpers.py, the doctest
+
+
+def test_a_module_outside_any_suite_that_exits_with_a_message_is_a_collection_error(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(gen_test='import sys\n\nsys.exit("needs numpy")\n')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        [
+            "gen_test.py:3: exits at import with status 1 (needs numpy) (SystemExit): pytest"
+            " collects no test from it",
+            EXIT_HINT.format("gen_test.py"),
+        ]
+    )
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlirpipe.cli.ini_edit import EditRefused, ini_edit, toml_edit
-from pytest_mlirpipe.cli.init import Found, _say_found, guess, ini_block
-from pytest_mlirpipe.filetests.needs import needs_of
+from pytest_mlirpipe.cli.ini_edit import EditRefused, fill_blank, ini_edit, toml_edit
+from pytest_mlirpipe.cli.init import Found, _say_found, _unreadable, guess, ini_block
+from pytest_mlirpipe.filetests.needs import ConfigReadError, needs_of, read_needs
 from pytest_mlirpipe.filetests.site import SiteValueError, machine_values, parse_site_line
 
 NOTHING = Found(Path("/repo"), (Path("test"),), (), None, (), None)
@@ -45,6 +45,16 @@ def test_llvm_config_without_initialize_is_a_need_and_so_is_its_tools_dir() -> N
     assert (needs.llvm_initialize.path, needs.llvm_initialize.line) == ("lit.cfg.py", 3)
     initialized = needs_of([("lit.cfg.py", "import lit.llvm\nlit.llvm.initialize(a, b)\n" + text)])
     assert initialized.llvm_initialize is None
+
+
+def test_a_config_that_is_not_utf8_is_named_without_a_line(tmp_path) -> None:
+    (tmp_path / "lit.cfg").write_bytes(b"config.name = '\xff'\n")
+    with pytest.raises(ConfigReadError) as error:
+        read_needs([tmp_path / "lit.cfg"])
+    assert _unreadable(tmp_path, error.value) == (
+        "lit.cfg: error: not UTF-8 text (invalid start byte): lit cannot load this config"
+        " either; fix it, then run mlirpipe init again\n"
+    )
 
 
 def test_setattr_counts_as_setting() -> None:
@@ -111,6 +121,14 @@ def test_host_os_is_this_machines() -> None:
     import platform
 
     assert guess("host_os", NOTHING) == (platform.system(), "this machine")
+
+
+@pytest.mark.parametrize(("machine", "expected"), [("AMD64", "x86_64"), ("aarch64", "aarch64")])
+def test_host_arch_is_this_machines_in_llvms_spelling(monkeypatch, machine, expected) -> None:
+    import platform
+
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    assert guess("host_arch", NOTHING) == (expected, "this machine's, as LLVM spells it")
 
 
 def test_missing_tools_are_said() -> None:
@@ -265,3 +283,22 @@ def test_ini_lines_that_would_not_parse_are_not_added(monkeypatch) -> None:
         "with the lines added it would not parse (iniconfig: tox.ini:2: unexpected value"
         " continuation)"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "toml", "expected"),
+    [
+        ('s = [\n    "a = 1",\n    "b_dir = ",\n]\n', True, '    "b_dir = x y",\n'),
+        ("[pytest]\ns =\n    a = 1\n    b_dir =\r\n", False, "    b_dir = x y\r\n"),
+    ],
+)
+def test_a_blank_site_line_is_filled_in_place(text, toml, expected) -> None:
+    filled = fill_blank(text, "b_dir", "x y", toml)
+    assert filled is not None and filled.endswith(expected + ("]\n" if toml else ""))
+    assert filled.replace(expected, "") == text.replace(
+        text.splitlines(True)[-2 if toml else -1], ""
+    )
+
+
+def test_a_site_line_with_a_value_is_not_filled() -> None:
+    assert fill_blank('s = ["b_dir = mine"]\n', "b_dir", "x", True) is None
