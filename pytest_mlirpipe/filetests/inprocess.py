@@ -370,7 +370,7 @@ def in_process_tools(
 @dataclass(slots=True)
 class _Progress:
     """Tells a containing parent which RUN line runs, from lit's `@echo '# RUN: at line N'`
-    and the `@echo COMMAND` after it."""
+    and the `@echo COMMAND` after it (lit 17: `: 'RUN: at line N'` alone)."""
 
     line: str | None = None
 
@@ -378,7 +378,9 @@ class _Progress:
         from ..contain import note
 
         text = " ".join(str(a) for a in args)
-        if text.startswith("# RUN: at line"):
+        if text.startswith("RUN: at line"):  # lit 17's `: 'RUN: at line N'`, no command after
+            note(f"RUN {text[len('RUN: at ') :]}")
+        elif text.startswith("# RUN: at line"):
             self.line = text[len("# RUN: at ") :]
         elif self.line is not None:
             note(f"RUN {self.line}: {text}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 from ..model import ResultCode
@@ -57,30 +58,41 @@ class FileVerdict:
 
 
 _RUN_AT = re.compile(r"^# (?:RUN: at line (\d+)|.*)$")
+# lit 17 marks a RUN line with a `:` command alone, and echoes no command text
+_LIT17_RUN_AT = re.compile(r"^RUN: at line (\d+)$")
 
 
 def steps_of(results, stdins: dict[int, str] | None = None) -> tuple[RunStep, ...]:
     """Group lit's ShellCommandResults (`@echo '# RUN: at line N'`, `@echo CMD`, then the
-    command's own results) into RUN lines."""
+    command's own results; lit 17: `: 'RUN: at line N'`, then the command's results) into RUN
+    lines."""
     steps: list[RunStep] = []
     line: int | None = None
     command: str | None = None
     own: list[CommandResult] = []
+    echoed = True  # lit 17 echoes no command: it is told from its programs' arguments
 
     def flush() -> None:
-        if command is not None:
+        if not echoed:
+            steps.append(RunStep(line, " | ".join(shlex.join(r.args) for r in own), tuple(own)))
+        elif command is not None:
             steps.append(RunStep(line, command, tuple(own)))
 
     for r in results or ():
         # lit's shell error on an operator (a Seq, not a command) has no arguments
         args = [str(a) for a in getattr(r.command, "args", ())]
+        marked = _LIT17_RUN_AT.match(args[1]) if len(args) == 2 and args[0] == ":" else None
+        if marked:
+            flush()
+            line, command, own, echoed = int(marked.group(1)), None, [], False
+            continue
         if args and args[0] == "@echo":
             text = (r.stdout or "").rstrip("\n")
             m = _RUN_AT.match(text)
             if m and text.startswith("# "):
                 flush()
                 line = int(m.group(1)) if m.group(1) else None
-                command, own = None, []
+                command, own, echoed = None, [], True
             elif command is None:
                 command = text
             continue
