@@ -150,15 +150,19 @@ def repeated_under_lit(test, lit_config, script: list[str], tmp_base: str, runs:
     import lit.Test
     import lit.TestRunner as TestRunner
 
-    from .shell_trace import recording
+    from .filecheck_programs import filecheck_programs
+    from .inprocess import in_process_tools
+    from .names import FILECHECK_PARAM
     from .verdict import steps_of
 
     record_filecheck_inputs(test)
+    # a FileCheck program the suite names by path records what it is given too
+    programs = filecheck_programs(lit_config.params.get(FILECHECK_PARAM, ""), as_process=True)
 
     def once():
-        with recording() as trace:
+        with in_process_tools(programs=programs, known=False) as trace:
             result = TestRunner._runShTest(test, lit_config, False, script, tmp_base)
-        steps = steps_of(trace.results) if trace.results else ()
+        steps = steps_of(trace.results, trace.stdins) if trace.results else ()
         verdict = FileVerdict(ResultCode.PASS, "", False, steps=steps)
         return result, outputs_of(verdict) + left_behind(test)
 

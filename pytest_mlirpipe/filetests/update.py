@@ -14,10 +14,10 @@ from pathlib import Path
 
 from ..atomic import write_atomic
 from ..tools import update_checks as gen
+from .names import FILECHECK_NAMES
 from .verdict import CommandResult, FileVerdict, RunStep, steps_of
 
 FILECHECK = "-mpytest_mlirpipe.tools.filecheck"
-FILECHECK_NAMES = ("FileCheck", "filecheck")  # FileCheck programs, by path or on PATH
 OPT = "-mpytest_mlirpipe.tools.opt"
 _NOT_FILECHECK = "it fails, but not in a FileCheck that reads an *-opt tool's output"
 # FileCheck options the generated checks cannot honour.
