@@ -228,6 +228,8 @@ class FileTestRunner:
 
         import lit.Test
 
+        from .format import MlirShTest, pipeline_search_path, with_own_config
+
         test = self.make_test(path)
         repeating = self.config.repeat > 1
         engine = self.config.suite.filecheck
@@ -236,13 +238,14 @@ class FileTestRunner:
         if (engine or repeating) and not uses_external_shell(test):
             # FileCheck programs the suite names itself: the engine chosen, the input recorded
             programs = filecheck_programs(engine, as_process=not in_process)
+        if not isinstance(test.config.test_format, MlirShTest):
+            # the suite's own format: the run's pipeline folders reach its RUN lines here
+            with_own_config(test, **pipeline_search_path(test.config, self.lit_config))
         if repeating:  # each FileCheck the RUN lines start writes down what it was given
             from .repeat import record_filecheck_inputs
 
             record_filecheck_inputs(test)
         if self.config.timeout and not forked:
-            from .format import with_own_config
-
             # lit's own limit, which kills each command's process tree; a forked child's
             # parent enforces the limit on the child and its tree instead.
             with_own_config(test, maxIndividualTestTime=self.config.timeout)
