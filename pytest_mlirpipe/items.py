@@ -408,6 +408,19 @@ def exits_at_import(path: Path, root: Path, exit: SystemExit) -> str:
     )
 
 
+class OptionNotApplied(UserWarning):
+    """A flag given to the run that the kind of lit suite it collected cannot apply."""
+
+
+def suffixes_not_applied_warning(suites: list[Path], root: Path) -> OptionNotApplied:
+    shown = ", ".join(f"{os.path.relpath(s, root)}/" for s in suites)
+    return OptionNotApplied(
+        f"mlirpipe: --mlirpipe-suffixes does not choose the files of the lit suite {shown}: "
+        "its config.suffixes do, as lit's; the flag chooses files outside lit suites (a "
+        "suite whose lit.cfg.py calls configure() takes the ini key mlirpipe_suffixes)"
+    )
+
+
 def _warn_of_filecheck_disagreements(path: Path, verdict: FileVerdict) -> None:
     for line, report in verdict.warnings:
         warnings.warn_explicit(

@@ -273,19 +273,40 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Once per run: the lit.local.cfg files that no lit suite reads (no lit.cfg.py above)."""
+    """Once per run: the lit.local.cfg files that no lit suite reads (no lit.cfg.py above),
+    and the lit suites that choose their files themselves whatever --mlirpipe-suffixes says."""
     runner = session.config.stash.get(RUNNER_KEY, None)
-    if runner is not None and runner.discovery.ignored_local_configs:
-        import warnings
+    if runner is None:
+        return
+    from .items import ignored_local_configs_warning, suffixes_not_applied_warning
 
-        from .items import ignored_local_configs_warning
-
+    root = session.config.rootpath
+    if runner.discovery.ignored_local_configs:
         found = sorted(runner.discovery.ignored_local_configs)
-        warning = ignored_local_configs_warning(found, session.config.rootpath)
-        try:
-            warnings.warn_explicit(warning, type(warning), str(found[0]), 1)
-        except type(warning) as error:  # filterwarnings = error: stop with the message
-            raise pytest.UsageError(f"mlirpipe: {error}") from None
+        _warn(ignored_local_configs_warning(found, root), found[0])
+    if session.config.getoption("--mlirpipe-suffixes", None):
+        suites = sorted(
+            {
+                Path(runner.make_test(i.path).suite.source_root)
+                for i in session.items
+                if isinstance(i, MlirItem) and runner.discovery.collects(i.path) is not None
+            }
+        )
+        if suites:
+            _warn(suffixes_not_applied_warning(suites, root), suites[0])
+
+
+def _warn(warning: Warning, where: Path) -> None:
+    """`warning`, located at `where`; a UsageError with its message where filterwarnings
+    makes warnings errors."""
+    import warnings
+
+    try:
+        warnings.warn_explicit(warning, type(warning), str(where), 1)
+    except type(warning) as error:  # filterwarnings = error: stop with the message
+        text = str(error)
+        shown = text if text.startswith("mlirpipe: ") else f"mlirpipe: {text}"
+        raise pytest.UsageError(shown) from None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

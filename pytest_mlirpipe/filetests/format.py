@@ -21,10 +21,10 @@ from .names import (
     DISAGREEMENTS_METRIC,
     FILECHECK_PARAM,
     PIPELINES_PARAM,
-    REPEAT_PARAM,
     REPRO_SUFFIX,
 )
 from .own_config import with_own_config
+from .repeat import bad_repeat_count, repeat_count, repeated_under_lit
 from .script import UNKNOWN_MARK, substituted
 
 # and the reports of FileCheck engines that disagreed (mlirpipe_filecheck = both).
@@ -60,7 +60,7 @@ class MlirShTest(lit.formats.ShTest):
         expected = read_expectations(path)
         if expected.problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, "\n".join(expected.problems))
-        changes = _pipeline_search_path(test.config, litConfig)
+        changes = pipeline_search_path(test.config, litConfig)
         engine = litConfig.params.get(FILECHECK_PARAM)
         if engine:
             environment = changes.get("environment", test.config.environment)
@@ -113,17 +113,15 @@ class MlirShTest(lit.formats.ShTest):
         )
         if problems:
             return lit.Test.Result(lit.Test.UNRESOLVED, problems)
-        runs = _repeat_count(litConfig)
+        runs = repeat_count(litConfig)
         if runs is None:
-            text = litConfig.params.get(REPEAT_PARAM)
-            return lit.Test.Result(
-                lit.Test.UNRESOLVED,
-                f"--param {REPEAT_PARAM} takes a whole number of runs >= 1, got {text!r}",
-            )
+            return lit.Test.Result(lit.Test.UNRESOLVED, bad_repeat_count(litConfig))
         if runs > 1:
-            from .repeat import repeated_under_lit
 
-            result = repeated_under_lit(test, litConfig, script, tmp_base, runs)
+            def once():
+                return TR._runShTest(test, litConfig, False, script, tmp_base)
+
+            result = repeated_under_lit(test, litConfig, once, runs)
         else:
             result = TR._runShTest(test, litConfig, False, script, tmp_base)
         return _with_disagreements(result, notes)
@@ -149,16 +147,6 @@ def _side_files_beside(test, tmp_base: str) -> Path:
     return notes
 
 
-def _repeat_count(litConfig) -> int | None:
-    """The runs `--param mlirpipe_repeat=N` asks for (1 without it); None when N is not a
-    whole number of runs >= 1."""
-    try:
-        runs = int(litConfig.params.get(REPEAT_PARAM, "1"))
-    except ValueError:
-        return None
-    return runs if runs >= 1 else None
-
-
 def _with_disagreements(result, notes: Path):
     """`result` with the FileCheck engines' disagreement reports of the run (if any) added to
     its output, for lit's reports, and as a metric, for the plugin's warnings."""
@@ -173,7 +161,7 @@ def _with_disagreements(result, notes: Path):
     return result
 
 
-def _pipeline_search_path(config, litConfig) -> dict[str, Any]:
+def pipeline_search_path(config, litConfig) -> dict[str, Any]:
     """The config change that puts the folders of the `mlirpipe_pipelines` lit param first on
     the RUN lines' pipeline search path (none without the param)."""
     extra = litConfig.params.get(PIPELINES_PARAM)

@@ -323,16 +323,20 @@ def _text(data: bytes) -> str:
 
 @contextlib.contextmanager
 def in_process_tools(
-    crash_repro=None, filecheck: Tool | None = None, programs: Programs | None = None
+    crash_repro=None,
+    filecheck: Tool | None = None,
+    programs: Programs | None = None,
+    known: bool = True,
 ) -> Iterator[ShellTrace]:
     """Within this scope, lit's internal shell runs known tools in-process (`crash_repro`, a
     tools.opt.CrashRepro, goes to `mlirpipe-opt`; `filecheck`, when given, replaces
     FileCheck: the CHECK-line update records what each FileCheck saw; `programs` names
-    other programs to run in-process, e.g. an LLVM FileCheck binary, by the update too)."""
+    other programs to run in-process, e.g. an LLVM FileCheck binary, by the update too).
+    Without `known`, only `programs` run here: the known tools stay processes."""
     original_pipeline = TestRunner._executeShCmd
     original_top = TestRunner.executeShCmd
     trace = ShellTrace()
-    tools = _tools(crash_repro, filecheck)
+    tools = _tools(crash_repro, filecheck) if known else {}
     progress = _Progress()
 
     def execute(cmd, shenv, results, timeout_helper):

@@ -18,6 +18,9 @@ FILECHECK_PARAM = "mlirpipe_filecheck"
 # Runs of each file whose outputs must agree (lit --param mlirpipe_repeat=N):
 REPEAT_PARAM = "mlirpipe_repeat"
 
+# FileCheck programs, as RUN lines name them by path (LLVM's) or on PATH.
+FILECHECK_NAMES = ("FileCheck", "filecheck")
+
 # Folders that hold inputs of tests, not tests (lit's convention).
 EXCLUDED_DIRS = ("Inputs", "Output")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..model import ResultCode
-from .names import TOOL_MODULES
+from .names import REPEAT_PARAM, TOOL_MODULES
 from .verdict import FileVerdict
 
 DIFF_LINES = 40  # of the unified diff shown
@@ -143,22 +143,27 @@ def temp_files(test) -> dict[str, str]:
     return found
 
 
-def repeated_under_lit(test, lit_config, script: list[str], tmp_base: str, runs: int):
-    """lit's result of the first of `runs` runs of the script, made a FAIL naming the first
-    output that differs in a later run: the commands' stdout, what each FileCheck was given
-    (recorded by the FileCheck wrapper) and the %t files."""
+def repeated_under_lit(test, lit_config, run_once: Callable[[], object], runs: int):
+    """lit's result of the first of `runs` calls of `run_once` (one run of the test's script),
+    made a FAIL naming the first output that differs in a later run: the commands' stdout,
+    what each FileCheck was given (recorded by the FileCheck wrapper) and the %t files."""
     import lit.Test
-    import lit.TestRunner as TestRunner
 
-    from .shell_trace import recording
+    from .filecheck_programs import filecheck_programs
+    from .inprocess import in_process_tools
+    from .names import FILECHECK_PARAM
     from .verdict import steps_of
 
     record_filecheck_inputs(test)
+    # a FileCheck program the suite names by path records what it is given too
+    programs = filecheck_programs(lit_config.params.get(FILECHECK_PARAM, ""), as_process=True)
 
     def once():
-        with recording() as trace:
-            result = TestRunner._runShTest(test, lit_config, False, script, tmp_base)
-        steps = steps_of(trace.results) if trace.results else ()
+        with in_process_tools(programs=programs, known=False) as trace:
+            result = run_once()
+        if not isinstance(result, lit.Test.Result):  # a format's (code, output) tuple
+            result = lit.Test.Result(*result)
+        steps = steps_of(trace.results, trace.stdins) if trace.results else ()
         verdict = FileVerdict(ResultCode.PASS, "", False, steps=steps)
         return result, outputs_of(verdict) + left_behind(test)
 
@@ -171,3 +176,47 @@ def repeated_under_lit(test, lit_config, script: list[str], tmp_base: str, runs:
         if report:
             return lit.Test.Result(lit.Test.FAIL, f"{report}\n{first.output or ''}")
     return first
+
+
+def repeat_count(lit_config) -> int | None:
+    """The runs `--param mlirpipe_repeat=N` asks for (1 without it); None when N is not a
+    whole number of runs >= 1."""
+    try:
+        runs = int(lit_config.params.get(REPEAT_PARAM, "1"))
+    except ValueError:
+        return None
+    return runs if runs >= 1 else None
+
+
+def bad_repeat_count(lit_config) -> str:
+    """Why `--param mlirpipe_repeat=N` is not accepted."""
+    text = lit_config.params.get(REPEAT_PARAM)
+    return f"--param {REPEAT_PARAM} takes a whole number of runs >= 1, got {text!r}"
+
+
+class RepeatedFormat:
+    """A suite's own lit test format (lit's ShTest, in a suite that never calls configure()),
+    each test run `--param mlirpipe_repeat=N` times, their outputs compared."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str):
+        if name == "inner":  # not set yet (while unpickling in lit's workers)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
+        return self.inner.getTestsInDirectory(testSuite, path_in_suite, litConfig, localConfig)
+
+    def execute(self, test, litConfig):
+        import lit.Test
+
+        runs = repeat_count(litConfig)
+        if runs is None:
+            return lit.Test.Result(lit.Test.UNRESOLVED, bad_repeat_count(litConfig))
+        if runs == 1 or test.config.unsupported:
+            return self.inner.execute(test, litConfig)
+        return repeated_under_lit(
+            test, litConfig, lambda: self.inner.execute(test, litConfig), runs
+        )

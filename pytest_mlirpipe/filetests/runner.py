@@ -16,7 +16,8 @@ from pathlib import Path
 from ..model import ResultCode
 from ..options import RunConfig
 from .discovery import LitDiscovery
-from .external_shell import with_chosen_filecheck
+from .external_shell import uses_external_shell, with_chosen_filecheck
+from .filecheck_programs import filecheck_programs
 from .lit_controls import LitControls
 from .names import (
     CONTAINED_PARAM,
@@ -236,17 +237,25 @@ class FileTestRunner:
 
         import lit.Test
 
+        from .format import MlirShTest, pipeline_search_path, with_own_config
+
         test = self.make_test(path)
         listed = self.controls.mark(test)  # $LIT_XFAIL and the like, before lit reads it
         repeating = self.config.repeat > 1
-        with_chosen_filecheck(test, self.config.suite.filecheck, always=repeating)
+        engine = self.config.suite.filecheck
+        with_chosen_filecheck(test, engine, always=repeating)
+        programs = None
+        if (engine or repeating) and not uses_external_shell(test):
+            # FileCheck programs the suite names itself: the engine chosen, the input recorded
+            programs = filecheck_programs(engine, as_process=not in_process)
+        if not isinstance(test.config.test_format, MlirShTest):
+            # the suite's own format: the run's pipeline folders reach its RUN lines here
+            with_own_config(test, **pipeline_search_path(test.config, self.lit_config))
         if repeating:  # each FileCheck the RUN lines start writes down what it was given
             from .repeat import record_filecheck_inputs
 
             record_filecheck_inputs(test)
         if self.config.timeout and not forked:
-            from .format import with_own_config
-
             # lit's own limit, which kills each command's process tree; a forked child's
             # parent enforces the limit on the child and its tree instead.
             with_own_config(test, maxIndividualTestTime=self.config.timeout)
@@ -259,7 +268,7 @@ class FileTestRunner:
         else:
             # A forked child's parent enforces the time limits (see MlirShTest).
             lit_config = self._contained_lit_config if forked else self.lit_config
-            with _shell(in_process, forked, crash_repro) as trace:
+            with _shell(in_process, forked, crash_repro, programs) as trace:
                 result = _execute(test, lit_config)
         result.elapsed = time.perf_counter() - start
         test.setResult(result)  # lit's own XFAIL/XPASS logic
@@ -309,9 +318,10 @@ def _lit_config(params: dict[str, str]):
 
 
 @contextlib.contextmanager
-def _shell(in_process: bool, forked: bool, crash_repro):
+def _shell(in_process: bool, forked: bool, crash_repro, programs=None):
     """lit's internal shell for one file, recording what its commands did; known tools run
-    in-process (with a stage prefix cache) when `in_process`."""
+    in-process (with a stage prefix cache) when `in_process`, and the programs `programs`
+    knows (inprocess.Programs) through their tools."""
     from ..lowering.prefix_cache import prefix_cache
     from .inprocess import in_process_tools
 
@@ -319,9 +329,11 @@ def _shell(in_process: bool, forked: bool, crash_repro):
         # lit's internal shell leaves pipe files to the garbage collector.
         scope.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", ResourceWarning)
-        if in_process:
-            trace = scope.enter_context(in_process_tools(crash_repro))
-            scope.enter_context(prefix_cache())
+        if in_process or programs is not None:
+            tools = in_process_tools(crash_repro, programs=programs, known=in_process)
+            trace = scope.enter_context(tools)
+            if in_process:
+                scope.enter_context(prefix_cache())
         else:
             from .shell_trace import recording
 

@@ -31,18 +31,21 @@ _TEMPLATE = """\
 import os
 
 try:
-    from pytest_mlirpipe.filetests.site import load_site
+    from pytest_mlirpipe.filetests.site import finish_site, load_site
 except ImportError as error:  # lit alone: {config} gets only what lit itself sets
     lit_config.note(
         f"{{error}}: the {key} values of {ini} are not set, so"
         " {config} sees only what lit sets; install pytest-mlirpipe in the Python"
         " that runs lit to have them"
     )
+    finish_site = None
 else:
     load_site(config, lit_config, __file__)
 {initialize}
 # Let the main config do the real work.
 lit_config.load_config(config, os.path.join(os.path.dirname(__file__), "{config}"))
+if finish_site is not None:  # lit's --param mlirpipe_* on the suite's own test format
+    finish_site(config, lit_config)
 # This file is a config, not a test, even where the suffixes include .py.
 if "{site}" not in config.excludes:
     config.excludes = type(config.excludes)([*config.excludes, "{site}"])
@@ -141,3 +144,24 @@ def site_file_text(config_name: str, ini_name: str, initialize: bool) -> str:
         initialize=_INITIALIZE if initialize else "",
         site=SITE_FILE,
     )
+
+
+def finish_site(config, lit_config) -> None:
+    """After the suite's own lit.cfg.py (a generated lit.site.cfg.py calls this): lit's
+    `--param mlirpipe_repeat=N` repeats each file of the suite's own test format; a lit param
+    of the plugin's that only a configure() suite's format applies is said to do nothing."""
+    from .format import MlirShTest
+    from .names import FILECHECK_PARAM, PIPELINES_PARAM, REPEAT_PARAM
+    from .repeat import RepeatedFormat
+
+    if isinstance(config.test_format, MlirShTest):
+        return  # the suite calls configure(): its format applies them all
+    if REPEAT_PARAM in lit_config.params:
+        config.test_format = RepeatedFormat(config.test_format)
+    for param in (FILECHECK_PARAM, PIPELINES_PARAM):
+        if param in lit_config.params:
+            lit_config.note(
+                f"--param {param} does nothing in this suite: only a suite whose lit.cfg.py "
+                f"calls pytest_mlirpipe.configure() applies it; pytest's "
+                f"--{param.replace('_', '-')} applies it to this suite too"
+            )

@@ -14,12 +14,16 @@ from pathlib import Path
 
 from ..atomic import write_atomic
 from ..tools import update_checks as gen
+from .names import FILECHECK_NAMES
 from .verdict import CommandResult, FileVerdict, RunStep, steps_of
 
 FILECHECK = "-mpytest_mlirpipe.tools.filecheck"
-FILECHECK_NAMES = ("FileCheck", "filecheck")  # FileCheck programs, by path or on PATH
 OPT = "-mpytest_mlirpipe.tools.opt"
 _NOT_FILECHECK = "it fails, but not in a FileCheck that reads an *-opt tool's output"
+_EXTERNAL_SHELL = (
+    "its suite runs RUN lines in an external shell (lit's ShTest(execute_external=True)), "
+    "where the update cannot see what FileCheck reads; update its CHECK lines by hand"
+)
 # FileCheck options the generated checks cannot honour.
 _UNSUITED = ("--match-full-lines", "-match-full-lines", "--strict-whitespace", "-strict-whitespace")
 
@@ -68,7 +72,7 @@ class UpdateReport:
             "put it back where it belongs"
             for n, text in self.dropped
         ]
-        out += [f"{self.path}:{n}: not updated: {why}" for n, why in self.refused]
+        out += [f"{self.path}{f':{n}' if n else ''}: not updated: {why}" for n, why in self.refused]
         if not out:
             why = self.nothing or _NOT_FILECHECK
             out.append(f"{self.path}: nothing to update: {why}; see the failure with pytest or lit")
@@ -79,7 +83,10 @@ def update_file(runner, path: Path) -> UpdateReport:
     """Run `path` recording what each FileCheck read, rewrite the checks of the failing RUN
     lines that can be regenerated, write the file whole, and run it again."""
     from .. import contain
+    from .external_shell import uses_external_shell
 
+    if uses_external_shell(runner.make_test(path)):
+        return UpdateReport(str(path), refused=((0, _EXTERNAL_SHELL),))
     if contain.is_available():
         ended = contain.run_contained(
             lambda: _record(runner, path), timeout=runner.config.timeout or None

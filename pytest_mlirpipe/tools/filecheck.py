@@ -116,14 +116,14 @@ def find_llvm_filecheck(dirs: Sequence[str] = ()) -> str | None:
 def _find_llvm_filecheck(dirs: tuple[str, ...], path_env: str) -> str | None:
     for folder in [*dirs, *path_env.split(os.pathsep)]:
         candidate = (Path(folder or ".") / "FileCheck").absolute()
-        if _is_native_program(candidate):
+        if is_native_program(candidate):
             return str(candidate)
     versioned = sorted(
         Path("/usr/lib").glob("llvm-*/bin/FileCheck"),
         key=lambda p: _version(p.parent.parent.name),
         reverse=True,
     )
-    return next((str(p) for p in versioned if _is_native_program(p)), None)
+    return next((str(p) for p in versioned if is_native_program(p)), None)
 
 
 def _version(name: str) -> int:
@@ -131,7 +131,8 @@ def _version(name: str) -> int:
     return int(digits) if digits.isdigit() else 0
 
 
-def _is_native_program(path: Path) -> bool:
+def is_native_program(path: Path) -> bool:
+    """Whether `path` is an executable ELF or Mach-O program (not a script)."""
     try:
         with path.open("rb") as f:
             return os.access(path, os.X_OK) and f.read(4) in (b"\x7fELF", b"\xcf\xfa\xed\xfe")

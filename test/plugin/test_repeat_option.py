@@ -8,6 +8,8 @@ import sys
 import pytest
 from litrun import lit_verdicts
 
+from pytest_mlirpipe.tools.filecheck import find_llvm_filecheck
+
 LIT_CFG = """\
 import os
 from pytest_mlirpipe.filetests.config import configure
@@ -115,3 +117,43 @@ def test_a_suite_that_runs_its_run_lines_in_an_external_shell_is_repeated_too(
         ["*shuffled.mlir: FAIL: output of a RUN line differs between runs (run 1 and run *"]
     )
     assert list(pytester.path.rglob("*.filecheck-inputs")) == []  # the records are removed
+
+
+# The shape of most LLVM-based suites: lit's ShTest and its internal shell, no configure(),
+# FileCheck named by path (as lit.llvm's use_default_substitutions writes it) or on PATH.
+PLAIN_CFG = """\
+import os
+import lit.formats
+config.name = "PLAIN"
+config.test_format = lit.formats.ShTest()
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.environment["PATH"] = os.pathsep.join([os.path.dirname(__file__), os.environ["PATH"]])
+config.substitutions.append(("%filecheck", {filecheck!r}))
+"""
+
+
+@pytest.mark.parametrize("named", ["FileCheck", "%filecheck"], ids=["on-path", "by-path"])
+@pytest.mark.parametrize("isolation", ["fork", "subprocess"])
+def test_a_plain_lit_suite_s_filecheck_program_is_watched_too(
+    pytester: pytest.Pytester, named: str, isolation: str
+) -> None:
+    filecheck = pytester.path / "FileCheck"
+    llvm = find_llvm_filecheck()
+    filecheck.write_text(f'#!/bin/sh\nexec {llvm or sys.executable + " -m filecheck"} "$@"\n')
+    filecheck.chmod(0o755)
+    (pytester.path / "lit.cfg.py").write_text(PLAIN_CFG.format(filecheck=str(filecheck)))
+    (pytester.path / "shuffle").write_text(f"#!{sys.executable}\n{SHUFFLE}")
+    (pytester.path / "shuffle").chmod(0o755)
+    (pytester.path / "shuffled.mlir").write_text(SHUFFLED.replace("FileCheck", named))
+    assert pytester.runpytest("-p", "no:cacheprovider").ret == pytest.ExitCode.OK
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--mlirpipe-repeat=4", f"--mlirpipe-isolation={isolation}"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "shuffled.mlir: FAIL: output of RUN line 1 differs between runs (run 1 and run * of"
+            " 4): the input piped into `*FileCheck *shuffled.mlir`"
+        ]
+    )
