@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import itertools
 import os
@@ -17,7 +18,12 @@ from typing import TextIO
 from ..atomic import write_atomic
 from ..filetests.config import ini_values
 from ..filetests.discovery import LOCAL_CONFIG_NAMES, MAIN_CONFIG_NAMES, SITE_CONFIG_NAMES
-from ..filetests.machine import machine_answer
+from ..filetests.machine import (
+    FEATURE_NAME,
+    installed_project,
+    machine_answer,
+    package_feature,
+)
 from ..filetests.needs import ConfigNeeds, ConfigReadError, read_needs
 from ..filetests.site import (
     PATH_ENDINGS,
@@ -56,6 +62,8 @@ class Found:
     build: Path | None  # the folder of the *-opt tools' bin/
     opt_tools: tuple[Path, ...]
     filecheck: Path | None
+    # The installed Python package the configs' values name (torch_mlir_obj_root: torch_mlir).
+    project: str | None = None
 
 
 def find(root: Path) -> Found:
@@ -126,7 +134,8 @@ def _python_wrapper(path: Path) -> bool:
 
 
 # A feature of the build (enable_jit, have_zlib): guessed off, as a test that needs it would fail
-# where the build lacks it; the user turns on what the build has.
+# where the build lacks it; the user turns on what the build has. An enable_ feature of an
+# installed package is what that package holds.
 FEATURE = r"^(enable|have|has)_"
 FEATURE_OFF = "a feature: guessed off, see below"
 AT_LOAD = "found again when the suite loads, not written"
@@ -163,6 +172,15 @@ def _machine(name: str, found: Found) -> tuple[str, str]:
     return value, f"{why}: {AT_LOAD}" if value else why
 
 
+def _feature(name: str, found: Found) -> tuple[str, str]:
+    """[PROJECT_]enable_FEATURE: what the project's installed package holds, else off."""
+    match = FEATURE_NAME.match(name)
+    assert match is not None, name
+    project = match["project"] or found.project
+    answer = package_feature(project, match["feature"]) if project else None
+    return answer or ("False", FEATURE_OFF)
+
+
 GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
     (re.compile(r"^llvm_tools_dir$"), _llvm_tools),
     (re.compile(r"^host_cxx$|^host_cc$|^\w+_python_packages_dir$"), _machine),
@@ -176,6 +194,7 @@ GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
             "the Python that runs lit or pytest: set when the suite loads, not written",
         ),
     ),
+    (FEATURE_NAME, _feature),
     (re.compile(FEATURE), lambda n, f: ("False", FEATURE_OFF)),
     (re.compile(r"_shlib_ext$"), lambda n, f: (".so", "this platform's")),
     (re.compile(r"^host_os$"), lambda n, f: (platform.system(), "this machine")),
@@ -231,6 +250,8 @@ def init(start: Path, out: TextIO) -> int:
     except ConfigReadError as error:
         out.write(_unreadable(root, error))
         return 1
+    read = [n.name for needs in all_needs for n in needs.attributes]
+    found = dataclasses.replace(found, project=installed_project(read))
     lines: dict[str, str] = {}
     said: set[str] = set()
     given = {n: v for n, v in _ini_site(root).items() if v}
@@ -248,7 +269,7 @@ def init(start: Path, out: TextIO) -> int:
         _write_site(root, suite, needs, out, _config_path(root).name)
     ini, added = _write_ini(root, found, list(lines.values()), out)
     values = _values(root, lines)
-    off = [n for n, v in values.items() if re.search(FEATURE, n) and v == "False"]
+    off = [n for n, v in values.items() if _is_feature(n) and v == "False"]
     _say_features_off(off, ini, out)
     unset = [name for name, value in values.items() if not value]
     todo = [] if added else [f"add the lines above to {ini}"]
@@ -338,6 +359,10 @@ def _found_at_load(name: str, value: str) -> bool:
     a folder inside the repository (a build's llvm_tools_dir) and a blank to fill in."""
     inside = name.endswith(PATH_ENDINGS) and not Path(value).is_absolute()
     return is_machine_value(name) and bool(value) and not inside
+
+
+def _is_feature(name: str) -> bool:
+    return re.search(FEATURE, name) is not None or FEATURE_NAME.match(name) is not None
 
 
 def _ini_site(root: Path) -> dict[str, str]:

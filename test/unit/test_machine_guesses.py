@@ -1,5 +1,5 @@
-"""`mlirpipe init`'s guesses that this machine answers (host_cxx, a package's folder), and the
-same values found again when a suite loads, from a fake environment."""
+"""`mlirpipe init`'s guesses that this machine answers (host_cxx, a package's folder and
+features), and the same values found again when a suite loads, from a fake environment."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlirpipe.cli.init import Found, guess
+from pytest_mlirpipe.cli.init import FEATURE_OFF, Found, guess
+from pytest_mlirpipe.filetests.machine import installed_project
 from pytest_mlirpipe.filetests.needs import suite_needs
 from pytest_mlirpipe.filetests.site import load_site, machine_values
 
@@ -86,6 +87,59 @@ def test_a_python_packages_dir_of_a_package_not_installed_is_blank(site) -> None
         "",
         "no Python package nosuchproj is installed here: set it to the folder that holds it",
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "project", "expected"),
+    [
+        (
+            "fakeproj_enable_stablehlo",
+            None,
+            ("True", "fakeproj has fakeproj/_mlir_libs/_stablehlo.so"),
+        ),
+        ("fakeproj_enable_dialects", None, ("True", "fakeproj has fakeproj/dialects")),
+        (
+            "fakeproj_enable_refbackend",
+            None,
+            ("False", "fakeproj ({site}) has no module named refbackend"),
+        ),
+        (
+            "fakeproj_enable_onnx",
+            None,
+            (
+                "False",
+                "fakeproj ({site}) has no module named onnx; fakeproj/extras/onnx_importer.py"
+                " only come close: set it to True if that is the feature",
+            ),
+        ),
+        (
+            "enable_bindings_python",
+            "fakeproj",
+            ("True", "fakeproj has its Python bindings: fakeproj/_mlir_libs/_mlir.so"),
+        ),
+        (
+            "enable_bindings_python",
+            "fakebare",
+            ("False", "fakebare ({site}) has no Python bindings (fakebare._mlir_libs._mlir)"),
+        ),
+        ("enable_stablehlo", None, ("False", FEATURE_OFF)),
+        ("nosuchproj_enable_stablehlo", "fakeproj", ("False", FEATURE_OFF)),
+    ],
+)
+def test_a_feature_is_on_when_the_projects_package_holds_a_module_named_after_it(
+    site, name, project, expected
+) -> None:
+    found = Found(Path("/repo"), (Path("test"),), (), None, (), None, project)
+    assert guess(name, found) == (expected[0], expected[1].format(site=site))
+    assert not {"fakeproj", "fakebare"} & sys.modules.keys()
+
+
+def test_the_project_is_the_one_installed_package_the_configs_values_name(site) -> None:
+    assert installed_project(["fakeproj_obj_root", "llvm_tools_dir", "lit_tools_dir"]) == (
+        "fakeproj"  # lit is installed too, but lit_tools_dir is LLVM's build's
+    )
+    assert installed_project(["fakeproj_obj_root", "fakebare_src_root"]) is None
+    assert installed_project(["nosuchproj_obj_root", "host_os"]) is None
 
 
 def test_the_machines_values_that_the_configs_read_are_found_when_the_suite_loads(
