@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import itertools
 import os
@@ -17,8 +18,21 @@ from typing import TextIO
 from ..atomic import write_atomic
 from ..filetests.config import ini_values
 from ..filetests.discovery import LOCAL_CONFIG_NAMES, MAIN_CONFIG_NAMES, SITE_CONFIG_NAMES
+from ..filetests.machine import (
+    FEATURE_NAME,
+    installed_project,
+    machine_answer,
+    package_feature,
+)
 from ..filetests.needs import ConfigNeeds, ConfigReadError, read_needs
-from ..filetests.site import MACHINE_NAMES, SITE_FILE, SITE_KEY, WRITTEN_BY, site_file_text
+from ..filetests.site import (
+    PATH_ENDINGS,
+    SITE_FILE,
+    SITE_KEY,
+    WRITTEN_BY,
+    is_machine_value,
+    site_file_text,
+)
 from ..tools.filecheck import find_llvm_filecheck
 from .ini_edit import (
     Edit,
@@ -48,6 +62,8 @@ class Found:
     build: Path | None  # the folder of the *-opt tools' bin/
     opt_tools: tuple[Path, ...]
     filecheck: Path | None
+    # The installed Python package the configs' values name (torch_mlir_obj_root: torch_mlir).
+    project: str | None = None
 
 
 def find(root: Path) -> Found:
@@ -118,52 +134,71 @@ def _python_wrapper(path: Path) -> bool:
 
 
 # A feature of the build (enable_jit, have_zlib): guessed off, as a test that needs it would fail
-# where the build lacks it; the user turns on what the build has.
+# where the build lacks it; the user turns on what the build has. An enable_ feature of an
+# installed package is what that package holds.
 FEATURE = r"^(enable|have|has)_"
 FEATURE_OFF = "a feature: guessed off, see below"
+AT_LOAD = "found again when the suite loads, not written"
 
-# Guesses by name, first match wins: (pattern, guess(found) -> (value, why)).
-Guess = Callable[[Found], tuple[str, str]]
+# Guesses by name, first match wins: (pattern, guess(name, found) -> (value, why)).
+Guess = Callable[[str, Found], tuple[str, str]]
 
 
-def _llvm_tools(found: Found) -> tuple[str, str]:
+def _llvm_tools(name: str, found: Found) -> tuple[str, str]:
     if found.filecheck is None:
         return "", "no LLVM FileCheck found: set it to the folder of FileCheck, not and count"
     why = f"where FileCheck is ({found.filecheck})"
     if found.filecheck.is_absolute():
-        why += ", outside the repository: found again when the suite loads, not written"
+        why += f", outside the repository: {AT_LOAD}"
     return str(found.filecheck.parent), why
 
 
-def _tools_dir(found: Found) -> tuple[str, str]:
+def _tools_dir(name: str, found: Found) -> tuple[str, str]:
     if not found.opt_tools:
         return "", "no *-opt tool found in a build folder: set it to your tools' folder"
     names = ", ".join(t.name for t in found.opt_tools)
     return str(found.opt_tools[0].parent), f"where {names} is"
 
 
-def _build(found: Found) -> tuple[str, str]:
+def _build(name: str, found: Found) -> tuple[str, str]:
     if found.build is None:
         return "build", "no *-opt tool found in a build folder: set it to your build folder"
     return str(found.build), f"the build folder of {found.opt_tools[0]}"
 
 
+def _machine(name: str, found: Found) -> tuple[str, str]:
+    """A path of this machine (host_cxx, PROJECT_python_packages_dir), as the suite finds it."""
+    value, why = machine_answer(name)
+    return value, f"{why}: {AT_LOAD}" if value else why
+
+
+def _feature(name: str, found: Found) -> tuple[str, str]:
+    """[PROJECT_]enable_FEATURE: what the project's installed package holds, else off."""
+    match = FEATURE_NAME.match(name)
+    assert match is not None, name
+    project = match["project"] or found.project
+    answer = package_feature(project, match["feature"]) if project else None
+    return answer or ("False", FEATURE_OFF)
+
+
 GUESSES: tuple[tuple[re.Pattern[str], Guess], ...] = (
     (re.compile(r"^llvm_tools_dir$"), _llvm_tools),
+    (re.compile(r"^host_cxx$|^host_cc$|^\w+_python_packages_dir$"), _machine),
     (re.compile(r"_tools_dir$|_bin_dir$"), _tools_dir),
     (re.compile(r"_obj_root$|_binary_dir$|_build_dir$"), _build),
-    (re.compile(r"_src_root$|_source_dir$"), lambda f: (".", "the repository")),
+    (re.compile(r"_src_root$|_source_dir$"), lambda n, f: (".", "the repository")),
     (
         re.compile(r"^python_executable$"),
-        lambda f: (
+        lambda n, f: (
             sys.executable,
             "the Python that runs lit or pytest: set when the suite loads, not written",
         ),
     ),
-    (re.compile(FEATURE), lambda f: ("False", FEATURE_OFF)),
-    (re.compile(r"_shlib_ext$"), lambda f: (".so", "this platform's")),
-    (re.compile(r"^host_os$"), lambda f: (platform.system(), "this machine")),
-    (re.compile(r"^host_arch$"), lambda f: (host_arch(), "this machine's, as LLVM spells it")),
+    (FEATURE_NAME, _feature),
+    (re.compile(FEATURE), lambda n, f: ("False", FEATURE_OFF)),
+    (re.compile(r"_shlib_ext$"), lambda n, f: (".so", "this platform's")),
+    (re.compile(r"^host_os$"), lambda n, f: (platform.system(), "this machine")),
+    (re.compile(r"^host_arch$"), lambda n, f: (host_arch(), "this machine's, as LLVM spells it")),
 )
 
 
@@ -177,7 +212,7 @@ def guess(name: str, found: Found) -> tuple[str, str]:
     """(value, why) for `config.NAME`; ("", why) when nothing fits."""
     for pattern, make in GUESSES:
         if pattern.search(name):
-            return make(found)
+            return make(name, found)
     return "", "no guess: set it"
 
 
@@ -215,20 +250,26 @@ def init(start: Path, out: TextIO) -> int:
     except ConfigReadError as error:
         out.write(_unreadable(root, error))
         return 1
+    read = [n.name for needs in all_needs for n in needs.attributes]
+    found = dataclasses.replace(found, project=installed_project(read))
     lines: dict[str, str] = {}
     said: set[str] = set()
+    given = {n: v for n, v in _ini_site(root).items() if v}
     for suite, needs in zip(found.suites, all_needs, strict=True):
         for need in (n for n in needs.attributes if n.name not in said):
             said.add(need.name)
             value, why = guess(need.name, found)
             where = f"{Path(need.path).relative_to(root)}:{need.line}"
+            if given.get(need.name, value) != value:  # the user's value wins
+                why = f"given in {_config_path(root).name}; the guess, {value or 'blank'}: {why}"
+                value = given[need.name]
             out.write(f"{SAY}config.{need.name} = {value}  ({where} reads it; {why})\n")
-            if not (need.name in MACHINE_NAMES and Path(value).is_absolute()):
-                lines[need.name] = f"{need.name} = {value}"  # the machine's are found at load
+            if not _found_at_load(need.name, value):
+                lines[need.name] = f"{need.name} = {value}"
         _write_site(root, suite, needs, out, _config_path(root).name)
     ini, added = _write_ini(root, found, list(lines.values()), out)
     values = _values(root, lines)
-    off = [n for n, v in values.items() if re.search(FEATURE, n) and v == "False"]
+    off = [n for n, v in values.items() if _is_feature(n) and v == "False"]
     _say_features_off(off, ini, out)
     unset = [name for name, value in values.items() if not value]
     todo = [] if added else [f"add the lines above to {ini}"]
@@ -312,11 +353,28 @@ def _say_features_off(names: list[str], ini: str, out: TextIO) -> None:
         )
 
 
+def _found_at_load(name: str, value: str) -> bool:
+    """Whether the suite finds `config.NAME` on each machine as it loads, so that it is not
+    written: a value of this machine (python_executable, host_cxx, a package's folder), save
+    a folder inside the repository (a build's llvm_tools_dir) and a blank to fill in."""
+    inside = name.endswith(PATH_ENDINGS) and not Path(value).is_absolute()
+    return is_machine_value(name) and bool(value) and not inside
+
+
+def _is_feature(name: str) -> bool:
+    return re.search(FEATURE, name) is not None or FEATURE_NAME.match(name) is not None
+
+
+def _ini_site(root: Path) -> dict[str, str]:
+    """The site values the ini gives (the user's, a blank one as ""), as text."""
+    given = (ini_values(root) or ({}, None))[0].get(SITE_KEY, [])
+    return {k.strip(): v.strip() for k, _, v in (g.partition("=") for g in given)}
+
+
 def _values(root: Path, lines: dict[str, str]) -> dict[str, str]:
     """Each name's value: in the ini when it gives one (the user's), else the guess."""
-    given = (ini_values(root) or ({}, None))[0].get(SITE_KEY, [])
     values = {n: line.partition("=")[2].strip() for n, line in lines.items()}
-    values |= {k.strip(): v.strip() for k, _, v in (g.partition("=") for g in given)}
+    values |= _ini_site(root)
     return {name: values[name] for name in lines}
 
 

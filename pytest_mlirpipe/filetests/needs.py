@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from .discovery import LOCAL_CONFIG_NAMES, MAIN_CONFIG_NAMES, SITE_CONFIG_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,22 @@ def read_needs(paths: Sequence[Path]) -> ConfigNeeds:
     except SyntaxError as error:
         reason = f"{type(error).__name__}: {error.msg}"
         raise ConfigReadError(error.filename or "", error.lineno, reason) from None
+
+
+def suite_needs(site_file: Path) -> tuple[str, ...]:
+    """The names the lit configs of the suite whose site config is `site_file` need: the other
+    configs in its folder and the local configs below it; () when one does not parse (lit
+    says so when it loads it)."""
+    folder = site_file.parent
+    configs = [folder / n for n in (*SITE_CONFIG_NAMES, *MAIN_CONFIG_NAMES) if n != site_file.name]
+    for here, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "Output", "__"))]
+        configs += [Path(here, n) for n in LOCAL_CONFIG_NAMES if n in files][:1]  # lit's choice
+    try:
+        needs = read_needs([c for c in configs if c.is_file()])
+    except (ConfigReadError, OSError):
+        return ()
+    return tuple(n.name for n in needs.attributes)
 
 
 def needs_of(sources: Sequence[tuple[str, str]]) -> ConfigNeeds:

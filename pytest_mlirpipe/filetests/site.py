@@ -5,11 +5,14 @@ from __future__ import annotations
 import ast
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..options import BY_NAME
 from ..tools.filecheck import find_llvm_filecheck
 from .config import end_lit_quietly_when_its_reader_leaves, ini_values
+from .machine import is_machine_name, machine_answer
+from .needs import suite_needs
 
 # The ini key: lines `NAME = VALUE`, set on the suite's config before its lit.cfg.py runs.
 SITE_KEY = BY_NAME["lit_site"].ini_name
@@ -18,7 +21,9 @@ SITE_FILE = "lit.site.cfg.py"
 PATH_ENDINGS = ("_root", "_dir", "_path")
 SITE_LINE_HINT = "write NAME = VALUE, e.g. foo_obj_root = build, or enable_bar = True"
 # Values of the machine, not of the repository: found when the suite loads (unless the ini gives
-# them), so that the ini and the site config, both committed, hold no path of one machine.
+# them), so that the ini and the site config, both committed, hold no path of one machine. So
+# are host_cxx, host_cc and PROJECT_python_packages_dir, where the configs read them
+# (machine.is_machine_name).
 MACHINE_NAMES = ("python_executable", "llvm_tools_dir")
 
 # How the site config init writes begins (what tells it from a build's or the repository's).
@@ -112,25 +117,38 @@ def _where(ini: Path, line: str, number: int) -> str:
     return f"{shown}: {SITE_KEY}, line {number}"
 
 
-def machine_values() -> dict[str, object]:
+def machine_values(needs: Iterable[str] = ()) -> dict[str, object]:
     """The MACHINE_NAMES values here: the Python that runs lit or pytest, and the folder of
-    LLVM's FileCheck (PATH, then the newest /usr/lib/llvm-NN/bin) when there is one."""
+    LLVM's FileCheck (PATH, then the newest /usr/lib/llvm-NN/bin) when there is one; and of
+    `needs`, those of this machine that it has (host_cxx, PROJECT_python_packages_dir, ...)."""
     values: dict[str, object] = {"python_executable": sys.executable}
     filecheck = find_llvm_filecheck()
     if filecheck is not None:
         values["llvm_tools_dir"] = os.path.dirname(filecheck)
+    for name in filter(is_machine_name, needs):
+        value = machine_answer(name)[0]
+        if value:
+            values[name] = value
     return values
+
+
+def is_machine_value(name: str) -> bool:
+    """Whether `config.NAME` is found on each machine when the suite loads."""
+    return name in MACHINE_NAMES or is_machine_name(name)
 
 
 def load_site(config, lit_config, site_file: str) -> None:
     """Set the ini's site values, over this machine's, on `config` (a generated
-    lit.site.cfg.py calls this); in lit's own process, a reader that closes the pipe ends lit
-    (status 141) as it does for a suite that calls `configure`."""
+    lit.site.cfg.py calls this); a value of the machine left blank there is this machine's. In
+    lit's own process, a reader that closes the pipe ends lit (status 141) as it does for a
+    suite that calls `configure`."""
     end_lit_quietly_when_its_reader_leaves()
     try:
-        values = {**machine_values(), **site_values(Path(site_file).parent)}
+        given = site_values(Path(site_file).parent)
     except SiteValueError as exc:
         lit_config.fatal(f"{exc}\n  hint: {SITE_LINE_HINT}")
+    given = {n: v for n, v in given.items() if v != "" or not is_machine_value(n)}
+    values = {**machine_values(suite_needs(Path(site_file))), **given}
     for name, value in values.items():
         setattr(config, name, value)
 

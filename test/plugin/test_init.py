@@ -579,6 +579,11 @@ def test_init_without_a_tool_says_what_to_fill_in_instead_of_what_to_run(repo) -
         0,
         "mlirpipe init: now run: pytest, pytest -n 2, lit test",
     )
+    assert (
+        "mlirpipe init: config.foo_tools_dir = tools  (test/lit.cfg.py:19 reads it; given in"
+        " pyproject.toml; the guess, blank: no *-opt tool found in a build folder: set it to"
+        " your tools' folder)" in said.splitlines()
+    )
 
 
 def test_init_again_fills_a_value_it_left_blank_once_it_can_guess_it(repo) -> None:
