@@ -108,6 +108,39 @@ class StageFailure(MlirpipeError):
         return "\n".join(lines)
 
 
+# The modules an extra of the package brings (their top-level names) -> (extra, what it is).
+EXTRAS: dict[str, tuple[str, str]] = {
+    "torch_mlir": ("mlir", "the MLIR Python bindings (torch-mlir)"),
+    "numpy": ("mlir", "numpy"),
+    "torch": ("torch", "PyTorch"),
+    "onnx": ("onnx", "ONNX"),
+    "expecttest": ("sweep", "torch's OpInfo catalogue (expecttest)"),
+    "scipy_openblas32": ("blas", "OpenBLAS (scipy-openblas32)"),
+}
+
+
+class MissingExtra(MlirpipeError):
+    """What was asked for needs a module that an extra of the package brings, and that extra is
+    not installed (the core install runs lit suites' file tests only)."""
+
+    def __init__(self, module: str):
+        self.module = module
+        self.extra, self.what = EXTRAS[module]
+        super().__init__(Problem(self.format()))
+
+    def format(self) -> str:
+        return (
+            f"error: this needs {self.what}, not installed here (no module '{self.module}'):"
+            f" pip install 'pytest-mlirpipe[{self.extra}]'"
+        )
+
+
+def missing_extra(exc: ImportError) -> MissingExtra | None:
+    """The extra to install for a failed import of one of its modules; None for any other."""
+    top = (exc.name or "").split(".")[0]
+    return MissingExtra(top) if isinstance(exc, ModuleNotFoundError) and top in EXTRAS else None
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message, for a one-line report of it."""
     text = str(exc).strip()

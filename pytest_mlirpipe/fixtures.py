@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from .errors import MlirpipeError, Problem
+from .errors import MissingExtra, MlirpipeError, Problem, missing_extra
 from .execution.workdir import TorchCache
 from .model import ExecutionVerdict
 from .options import EXECUTION_OPTIONS, RunConfig, add_pytest_options
@@ -364,13 +364,24 @@ def _or_fail(
     more: Callable[[MlirpipeError], str] | None = None,
 ) -> T:
     """`step()`, or the test failed with the report of our own error (no traceback), each
-    error line located at `where`, the call in the test, and the lines `more` adds."""
+    error line located at `where`, the call in the test, and the lines `more` adds. A step
+    that needs an extra of the package that is not installed skips the test, saying which."""
     __tracebackhide__ = True
+    unsupported = ""
     try:
         return step()
+    except ModuleNotFoundError as exc:
+        missing = missing_extra(exc)
+        if missing is None:
+            raise
+        unsupported = missing.format()
+    except MissingExtra as exc:
+        unsupported = exc.format()
     except MlirpipeError as exc:
         failure = exc.format()
         extra = more(exc) if more is not None else ""
+    if unsupported:  # UNSUPPORTED, as lit says of a test whose requirements are missing
+        pytest.skip(unsupported)  # pytest shows it at the test's own file:line
     if extra:
         failure += "\n" + extra
     if where:

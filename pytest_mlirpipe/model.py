@@ -37,6 +37,14 @@ class IRLevel(StrEnum):
     LLVM = "llvm"
 
 
+# `import_torch(to=...)` -> torch_mlir.fx.export_and_import's output_type.
+IMPORT_TARGETS: dict[str, str] = {
+    "torch": "raw",  # the torch dialect as imported: the input of the torch-to-linalg pipeline
+    "linalg": "linalg-on-tensors",
+    "tosa": "tosa",
+}
+
+
 class ResultCode(StrEnum):
     """A file test's verdict in lit's vocabulary: one member per `lit.Test.ResultCode`, by
     the same name (`lit_code` is lit's own object), failing where lit's fails."""

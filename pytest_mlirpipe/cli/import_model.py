@@ -6,8 +6,7 @@ import argparse
 from typing import TextIO
 
 from ..errors import Problem, UsageError
-from ..execution.frontends import IMPORT_TARGETS
-from ..model import Location
+from ..model import IMPORT_TARGETS, Location
 from ..tools.common import (
     write_output,
 )

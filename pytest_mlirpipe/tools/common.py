@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
 from ..atomic import write_atomic
-from ..errors import MlirpipeError, Problem, UsageError, did_you_mean
+from ..errors import MissingExtra, MlirpipeError, Problem, UsageError, did_you_mean, missing_extra
 from ..model import Location
 
 # Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
@@ -244,8 +244,17 @@ def run_tool(
     except UsageError as exc:
         stderr.write(f"{getattr(exc, 'prog', prog)}: {exc.format()}\n")
         return 2
+    except MissingExtra as exc:
+        stderr.write(f"{prog}: {exc.format()}\n")
+        return 1
     except MlirpipeError as exc:
         stderr.write(exc.format() + "\n")
+        return 1
+    except ModuleNotFoundError as exc:  # a module of an extra that is not installed
+        missing = missing_extra(exc)
+        if missing is None:
+            raise
+        stderr.write(f"{prog}: {missing.format()}\n")
         return 1
     except OSError as exc:  # a path the system refuses where no check of ours looked first
         if exc.filename is None:

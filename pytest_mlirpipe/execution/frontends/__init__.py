@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ...model import IMPORT_TARGETS
 from .base import (
     IMPORT_PROFILES,
-    IMPORT_TARGETS,
     Frontend,
     ImportedModel,
     ImportOptions,

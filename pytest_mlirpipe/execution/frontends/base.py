@@ -23,13 +23,6 @@ from ..native.signature import EntrySignature, scalar_results_as_tensors
 from ..results.compare import as_numpy, flatten_results
 from ..results.samples import Draws
 
-# `import_torch(to=...)` -> torch_mlir.fx.export_and_import's output_type.
-IMPORT_TARGETS: dict[str, str] = {
-    "torch": "raw",  # the torch dialect as imported: the input of the torch-to-linalg pipeline
-    "linalg": "linalg-on-tensors",
-    "tosa": "tosa",
-}
-
 # Pipeline input level -> import_torch's `to`.
 TORCH_TARGETS = {
     IRLevel.TORCH: "torch",

@@ -31,7 +31,8 @@ from ..results.samples import Draws, draws_of
 if TYPE_CHECKING:
     import torch
 
-from .base import IMPORT_TARGETS, TORCH_TARGETS, Frontend, ImportOptions, describe, private_tempdir
+from ...model import IMPORT_TARGETS
+from .base import TORCH_TARGETS, Frontend, ImportOptions, describe, private_tempdir
 
 
 @dataclass(frozen=True, slots=True)
