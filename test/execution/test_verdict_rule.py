@@ -77,13 +77,16 @@ def test_a_random_256x256_matmul_passes_the_scaled_rule(checker, pipeline: str) 
 
 
 def test_the_same_matmul_fails_a_given_elementwise_tolerance(checker) -> None:
-    """The per-dtype pair, given explicitly, keeps its meaning: element by element against
-    torch, where one near-zero element after cancellation is beyond it."""
+    """A tolerance pair, given explicitly, keeps its meaning: element by element against
+    torch, where the scaled rule passes the same result. (The pair is tight enough that every
+    CPU's rounding leaves elements beyond it: at rtol=1e-4, atol=1e-5 whether one near-zero
+    element after cancellation is beyond it depends on the CPU's kernel.)"""
     with pytest.raises(ExecutionMismatch) as info:
-        checker.check(Matmul(), *square_pair(256), rtol=1e-4, atol=1e-5)
-    assert "elements differ (0.00%) beyond the given rtol=0.0001, atol=1e-05" in (
-        info.value.format()
-    )
+        checker.check(Matmul(), *square_pair(256), rtol=1e-6, atol=1e-7)
+    assert re.search(
+        r"\d+ elements differ \(\d+\.\d+%\) beyond the given rtol=1e-06, atol=1e-07",
+        info.value.format(),
+    ), info.value.format()
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
