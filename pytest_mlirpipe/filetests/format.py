@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
-from typing import Any
 
 import lit.formats
 
 from ..errors import did_you_mean
-from ..lowering.catalog import PIPELINES_PATH_ENV
 from ..model import ResultCode
 from ..tools.filecheck import ENGINE_ENV, NOTES_ENV, read_disagreements
 from ..tools.opt import REPRO_DIR_ENV
@@ -20,12 +17,12 @@ from .names import (
     CONTAINED_PARAM,
     DISAGREEMENTS_METRIC,
     FILECHECK_PARAM,
-    PIPELINES_PARAM,
     REPRO_SUFFIX,
 )
 from .own_config import with_own_config
 from .repeat import bad_repeat_count, repeat_count, repeated_under_lit
 from .script import UNKNOWN_MARK, substituted
+from .search_path import pipeline_search_path
 
 # and the reports of FileCheck engines that disagreed (mlirpipe_filecheck = both).
 FILECHECK_NOTES_SUFFIX = ".filecheck-notes"
@@ -159,17 +156,6 @@ def _with_disagreements(result, notes: Path):
         result.output = f"{result.output or ''}\n{reports}"
         result.addMetric(DISAGREEMENTS_METRIC, lit.Test.JSONMetricValue(found))
     return result
-
-
-def pipeline_search_path(config, litConfig) -> dict[str, Any]:
-    """The config change that puts the folders of the `mlirpipe_pipelines` lit param first on
-    the RUN lines' pipeline search path (none without the param)."""
-    extra = litConfig.params.get(PIPELINES_PARAM)
-    if not extra:
-        return {}
-    existing = config.environment.get(PIPELINES_PATH_ENV)
-    value = os.pathsep.join([extra, *([existing] if existing else [])])
-    return {"environment": {**config.environment, PIPELINES_PATH_ENV: value}}
 
 
 def _unknown_substitutions(script: list[str], test, substitutions) -> str:

@@ -17,7 +17,6 @@ from ..model import ResultCode
 from ..options import RunConfig
 from .discovery import LitDiscovery
 from .external_shell import uses_external_shell, with_chosen_filecheck
-from .filecheck_programs import filecheck_programs
 from .lit_controls import LitControls
 from .names import (
     CONTAINED_PARAM,
@@ -243,7 +242,8 @@ class FileTestRunner:
 
         import lit.Test
 
-        from .format import MlirShTest, pipeline_search_path, with_own_config
+        from .own_config import with_own_config
+        from .search_path import pipeline_search_path
 
         test = self.make_test(path)
         listed = self.controls.mark(test)  # $LIT_XFAIL and the like, before lit reads it
@@ -253,8 +253,10 @@ class FileTestRunner:
         programs = None
         if (engine or repeating) and not uses_external_shell(test):
             # FileCheck programs the suite names itself: the engine chosen, the input recorded
+            from .filecheck_programs import filecheck_programs
+
             programs = filecheck_programs(engine, as_process=not in_process)
-        if not isinstance(test.config.test_format, MlirShTest):
+        if not _own_format(test):
             # the suite's own format: the run's pipeline folders reach its RUN lines here
             with_own_config(test, **pipeline_search_path(test.config, self.lit_config))
         if repeating:  # each FileCheck the RUN lines start writes down what it was given
@@ -293,6 +295,17 @@ class FileTestRunner:
             search_path=test.config.environment.get("PATH", ""),
             xfail_listed=listed,
         )
+
+
+def _own_format(test) -> bool:
+    """Whether the test's suite runs it with the project's own format (MlirShTest), which
+    applies the run's settings itself; a suite that never loaded that format does not."""
+    import sys
+
+    format_module = sys.modules.get("pytest_mlirpipe.filetests.format")
+    return format_module is not None and isinstance(
+        test.config.test_format, format_module.MlirShTest
+    )
 
 
 def _may_name_native_code(path: Path) -> bool:

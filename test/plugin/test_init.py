@@ -105,7 +105,7 @@ def test_the_documented_path_gives_lits_verdict_under_pytest_and_xdist(repo) -> 
     commands = documented_commands()
     assert documented_commands(README, README_SECTION) == commands  # the README's summary
     assert commands == [
-        "pip install path/to/pytest-mlirpipe pytest-xdist lit",
+        "pip install path/to/pytest-mlirpipe pytest-xdist",
         "mlirpipe init",
         "pytest",
         "pytest -n 2",
