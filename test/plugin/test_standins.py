@@ -13,8 +13,8 @@ import pytest
 from litrun import lit_verdicts
 from parity import junit_outcomes
 
-# A Python `*-opt`: reads MLIR, prints it with the names of its functions (comments aside) first (a stand-in for a
-# compiler written in Python); `--fail` ends with an error, as a failing pass does.
+# A Python `*-opt` (a stand-in for a compiler written in Python): reads MLIR, prints it without
+# its comments, the names of its functions first; `--fail` ends with an error, as a pass can.
 OPT = """\
 import sys
 args = sys.argv[1:]
