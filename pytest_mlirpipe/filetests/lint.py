@@ -366,20 +366,30 @@ def _lacks_only_its_colon(word: str, space: str, rest: str) -> bool:
 
 
 def closest_spelling(word: str, spellings: Sequence[str]) -> str | None:
-    """The directive `word` misspells: the nearest by edit distance (a swap of neighbours
-    counts one), within 1 for names of 4 to 8 characters and 2 for longer ones; or the same
-    but for case, for a name with a suffix."""
+    """The directive `word` misspells: the same but for case (`CHECK-next`, `BUf`; not a word
+    of prose, `Check`, `note`); else the nearest by edit distance (a swap of neighbours counts
+    one), within 1 for names of 4 to 8 characters, 2 for longer ones, and a swap of
+    neighbours alone for shorter ones (`BFU` for `BUF`)."""
     best, best_distance = None, None
     for spelling in spellings:
-        if "-" in word and word.upper() == spelling.upper():
+        if word == spelling:
             return spelling
-        limit = 0 if len(spelling) < 4 else 1 if len(spelling) < 9 else 2
+        if word.upper() == spelling.upper() and ("-" in word or not _reads_as_prose(word)):
+            return spelling
+        limit = 1 if len(spelling) < 9 else 2
         if abs(len(spelling) - len(word)) > limit:
             continue
         distance = edit_distance(word, spelling)
+        if len(spelling) < 4 and sorted(word) != sorted(spelling):
+            continue  # of a short name, only a swap of neighbours is a misspelling
         if distance <= limit and (best_distance is None or distance < best_distance):
             best, best_distance = spelling, distance
     return best
+
+
+def _reads_as_prose(word: str) -> bool:
+    """A word as prose writes it: all lower-case, or capitalised (`Check`, `Note`)."""
+    return word.islower() or word.istitle()
 
 
 def edit_distance(a: str, b: str) -> int:

@@ -4,8 +4,10 @@ it probably meant; nothing on correct files (this project's own, a stand-in of a
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
+import pytest
 from lint_standin import PLANTED, PLANTED_FINDINGS, write_standin
 
 from pytest_mlirpipe.cli.main import run as mlirpipe
@@ -92,3 +94,30 @@ def test_a_filecheck_in_either_branch_of_an_if_checks_its_prefix(tmp_path, monke
     )
     monkeypatch.chdir(tmp_path)
     assert _lint("t.mlir") == (0, "", "mlirpipe lint-checks: nothing found in 1 file\n")
+
+
+def _readme_example() -> str:
+    """The README's matmul example (its BUF and LLVM checks), as a file."""
+    readme = (ROOT / "README.md").read_text()
+    return re.search(r"```mlir\n(.*?)```", readme, re.DOTALL)[1]
+
+
+def test_the_readmes_example_has_no_findings(tmp_path, monkeypatch):
+    (tmp_path / "matmul.mlir").write_text(_readme_example())
+    monkeypatch.chdir(tmp_path)
+    assert _lint("matmul.mlir") == (0, "", "mlirpipe lint-checks: nothing found in 1 file\n")
+
+
+@pytest.mark.parametrize("typo", ["BFU", "BUf"])
+def test_a_swap_or_a_case_slip_in_the_readmes_short_prefix_is_found(tmp_path, monkeypatch, typo):
+    text = _readme_example()
+    assert "\n// BUF: linalg.matmul" in text
+    (tmp_path / "matmul.mlir").write_text(text.replace("\n// BUF: ", f"\n// {typo}: "))
+    monkeypatch.chdir(tmp_path)
+    line = text[: text.index("\n// BUF: ")].count("\n") + 2
+    assert _lint("matmul.mlir") == (
+        1,
+        f"matmul.mlir:{line}: warning: '{typo}:' is not a directive FileCheck knows, so it "
+        "ignores the line; did you mean 'BUF:'? [misspelled-directive]\n",
+        "mlirpipe lint-checks: 1 found in 1 file\n",
+    )

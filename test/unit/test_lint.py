@@ -209,6 +209,21 @@ def test_the_edit_distance_counts_a_swap_as_one():
     assert closest_spelling("CHECK-FOOBAR", ["CHECK-NEXT", "CHECK"]) is None
 
 
+def test_a_short_name_is_misspelled_by_a_swap_of_neighbours_or_by_case_alone():
+    assert closest_spelling("BFU", ["BUF"]) == "BUF"
+    assert closest_spelling("BUf", ["BUF"]) == "BUF"
+    assert closest_spelling("BUG", ["BUF"]) is None  # one replacement in 3 letters: a word
+    assert closest_spelling("BU", ["BUF"]) is None
+
+
+def test_a_word_of_prose_is_no_case_slip_of_a_directive():
+    assert closest_spelling("Check", ["CHECK"]) is None
+    assert closest_spelling("note", ["NOTE"]) is None
+    assert closest_spelling("check-next", ["CHECK-NEXT"]) == "CHECK-NEXT"
+    text = "// CHECK: a\n// Check: the loop is gone\n"
+    assert _lint(text, OPT + f"{FILECHECK} {SOURCE}") == []
+
+
 def test_a_disabled_check_line_is_no_prefix_whatever_prefixes_the_file_checks():
     text = "// LOOPS: a\n// XCHECK: off\n// XCHECK-NEXT: off\n"
     assert _lint(text, OPT + f"{FILECHECK} --check-prefix=LOOPS {SOURCE}") == []
