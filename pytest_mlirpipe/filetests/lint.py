@@ -48,6 +48,8 @@ _CONDITION = re.compile(r"%if\s+(.*?)\s*%\{")
 _FEATURE_WORD = re.compile(r"[^\s()!&|]+")
 _FILECHECK_PROGRAM = re.compile(r"(?i)filecheck(-\d+)?(\.py|\.exe)?")
 _UPPER_NAME = re.compile(r"[A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*")
+# `CHECK-SAME-LITERAL`: the {LITERAL} modifier written as a suffix, which FileCheck ignores.
+_LITERAL_AS_SUFFIX = re.compile(r"(?i)(.+)-LITERAL")
 
 
 class Kind(enum.Enum):
@@ -369,7 +371,12 @@ def closest_spelling(word: str, spellings: Sequence[str]) -> str | None:
     """The directive `word` misspells: the same but for case (`CHECK-next`, `BUf`; not a word
     of prose, `Check`, `note`); else the nearest by edit distance (a swap of neighbours counts
     one), within 1 for names of 4 to 8 characters, 2 for longer ones, and a swap of
-    neighbours alone for shorter ones (`BFU` for `BUF`)."""
+    neighbours alone for shorter ones (`BFU` for `BUF`); or, for `-LITERAL` written as a
+    suffix (`CHECK-SAME-LITERAL`), the directive with its {LITERAL} modifier."""
+    literal = _LITERAL_AS_SUFFIX.fullmatch(word)
+    if literal:
+        meant = closest_spelling(literal[1], spellings)
+        return f"{meant}{{LITERAL}}" if meant else None
     best, best_distance = None, None
     for spelling in spellings:
         if word == spelling:
@@ -501,9 +508,11 @@ def _turned_off(word: str, prefixes: Sequence[str]) -> bool:
 
 
 def _split_suffix(word: str) -> tuple[str, str]:
-    """(prefix, suffix) of a word shaped like a directive (suffix "" when it has none)."""
-    m = re.fullmatch(rf"(.+?)-({'|'.join(SUFFIXES)}|COUNT-\d+)", word)
-    return (m[1], m[2]) if m else (word, "")
+    """(prefix, suffix) of a word shaped like a directive (suffix "" when it has none;
+    `LITERAL` for `-LITERAL` alone)."""
+    m = re.fullmatch(rf"(.+?)(?:-({'|'.join(SUFFIXES)}|COUNT-\d+))?(-LITERAL)?", word)
+    assert m is not None  # `.+` matches any word
+    return m[1], m[2] or ("LITERAL" if m[3] else "")
 
 
 # --------------------------------------------------------------------------- files

@@ -224,6 +224,14 @@ def test_a_word_of_prose_is_no_case_slip_of_a_directive():
     assert _lint(text, OPT + f"{FILECHECK} {SOURCE}") == []
 
 
+def test_literal_written_as_a_suffix_means_the_literal_modifier():
+    spellings = ["CHECK", "CHECK-NEXT", "CHECK-SAME"]
+    assert closest_spelling("CHECK-SAME-LITERAL", spellings) == "CHECK-SAME{LITERAL}"
+    assert closest_spelling("CHECK-literal", spellings) == "CHECK{LITERAL}"
+    assert closest_spelling("CHECK-SAM-LITERAL", spellings) == "CHECK-SAME{LITERAL}"
+    assert closest_spelling("OTHER-LITERAL", spellings) is None
+
+
 def test_a_disabled_check_line_is_no_prefix_whatever_prefixes_the_file_checks():
     text = "// LOOPS: a\n// XCHECK: off\n// XCHECK-NEXT: off\n"
     assert _lint(text, OPT + f"{FILECHECK} --check-prefix=LOOPS {SOURCE}") == []
@@ -235,3 +243,22 @@ def test_lines_a_filecheck_of_another_file_may_read_are_not_said_unchecked():
     assert (checked.calls, checked.elsewhere) == ((), ("CHECK",))
     text = "//--- a.mlir\n// CHECK: a\n// CHECK-NXT: b\n"
     assert [kind for _, kind, _ in _lint(text, *runs)] == [Kind.MISSPELLED]
+
+
+def test_check_same_literal_is_said_to_mean_the_literal_modifier_not_an_unchecked_prefix():
+    text = "// CHECK: a\n// CHECK-SAME-LITERAL: [[0, 1]]\n// FOO-SAME-LITERAL: [[2]]\n"
+    assert _lint(text, OPT + f"{FILECHECK} {SOURCE}") == [
+        (
+            2,
+            Kind.MISSPELLED,
+            "t.mlir:2: warning: 'CHECK-SAME-LITERAL:' is not a directive FileCheck knows, so it "
+            "ignores the line; did you mean 'CHECK-SAME{LITERAL}:'? [misspelled-directive]",
+        ),
+        (
+            3,
+            Kind.UNCHECKED_PREFIX,
+            "t.mlir:3: warning: 'FOO:' lines (1 line, the first here) are checked by no RUN "
+            "line: no FileCheck of the file has --check-prefix=FOO; add FOO to a RUN line's "
+            "--check-prefixes, or use COM: for a comment [unchecked-prefix]",
+        ),
+    ]
