@@ -15,8 +15,9 @@ SUFFIXES = ("NEXT", "SAME", "NOT", "DAG", "LABEL", "EMPTY")
 DEFAULT_PREFIX = "CHECK"
 DEFAULT_COMMENT_PREFIXES = ("COM", "RUN")
 # Directives that follow the match before them: meaningless (an error for LLVM's FileCheck)
-# before any CHECK, CHECK-LABEL or CHECK-COUNT.
-FOLLOWERS = ("NEXT", "SAME", "EMPTY")
+# before any CHECK, CHECK-LABEL or CHECK-COUNT. The Python port matches a first -NEXT or -SAME
+# against the input's first line, which suites that run it rely on.
+FOLLOWERS = {"llvm": ("NEXT", "SAME", "EMPTY"), "python": ("EMPTY",)}
 # lit's own keywords (and this project's), which are not FileCheck's business.
 _KEYWORDS = frozenset(
     "RUN COM DEFINE REDEFINE REQUIRES UNSUPPORTED XFAIL ALLOW_RETRIES END MLIRPIPE-EXPECT "  # noqa: SIM905
@@ -94,6 +95,7 @@ class FileCheckCall:
     prefixes: tuple[str, ...] = (DEFAULT_PREFIX,)
     comment_prefixes: tuple[str, ...] = DEFAULT_COMMENT_PREFIXES
     allow_unused: bool = False  # --allow-unused-prefixes
+    engine: str = "llvm"  # the FileCheck that runs: "llvm" (LLVM's) or "python" (the port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +120,16 @@ class _Directive:
 # ----------------------------------------------------------------------------- RUN lines
 
 
-def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
+def checked_by(
+    script: Sequence[str],
+    source: str | os.PathLike,
+    chosen: str = "",
+    configured: str = "auto",
+) -> CheckedBy:
     """The FileChecks of lit's expanded RUN lines (`%dbg(RUN: at line N) command` lines, as
-    `script.substituted_script` gives them) whose check file is `source`."""
+    `script.substituted_script` gives them) whose check file is `source`; `chosen` is the
+    FileCheck engine the run chose for FileCheck programs ("" for none), `configured` the one
+    the project's own FileCheck runs (see `filecheck_engine`)."""
     import lit.ShUtil as ShUtil
     import lit.TestRunner as TR
 
@@ -143,7 +152,7 @@ def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
             if found is None:
                 complete = complete and not _runs_unknown_filecheck(args, own)
                 continue
-            call = filecheck_call(found, line)
+            call = filecheck_call(found, line, filecheck_engine(args, chosen, configured))
             if call is not None and _same_file(call[0], own):
                 calls.append(call[1])
             elif call is not None:
@@ -195,7 +204,30 @@ def _filecheck_arguments(args: Sequence[str]) -> list[str] | None:
     return None
 
 
-def filecheck_call(args: Sequence[str], run_line: int) -> tuple[str, FileCheckCall] | None:
+def filecheck_engine(args: Sequence[str], chosen: str = "", configured: str = "auto") -> str:
+    """The FileCheck a command that runs one runs: "python" for the Python port, else "llvm".
+    The project's own FileCheck runs the `configured` engine (the suite's, or the run's;
+    `auto` is LLVM's wherever one is installed); `python -m filecheck` is the port; a program
+    named `filecheck` is the port and `FileCheck` LLVM's, unless the run `chose` an engine for
+    FileCheck programs."""
+    from .update import FILECHECK
+
+    args = list(args)
+    while args and (args[0] in ("!", "--crash") or os.path.basename(args[0]) == "not"):
+        args.pop(0)
+    if FILECHECK in args[:2]:
+        return "python" if configured == "python" else "llvm"
+    if "-m" in args[:-1] and args[args.index("-m") + 1] == "filecheck":
+        return "python"
+    if chosen:
+        return "python" if chosen == "python" else "llvm"
+    name = os.path.basename(args[0]) if args else ""
+    return "python" if name in ("filecheck", "filecheck.py") else "llvm"
+
+
+def filecheck_call(
+    args: Sequence[str], run_line: int, engine: str = "llvm"
+) -> tuple[str, FileCheckCall] | None:
     """(check file, what it checks) of FileCheck's arguments; None without a check file."""
     prefixes: list[str] = []
     comments: list[str] | None = None
@@ -225,6 +257,7 @@ def filecheck_call(args: Sequence[str], run_line: int) -> tuple[str, FileCheckCa
         tuple(dict.fromkeys(prefixes)) or (DEFAULT_PREFIX,),
         tuple(comments) if comments is not None else DEFAULT_COMMENT_PREFIXES,
         allow_unused,
+        engine,
     )
     return check_file, call
 
@@ -440,11 +473,12 @@ def _unused_prefixes(read: _Read) -> list[Finding]:
 
 
 def _followers_first(read: _Read) -> list[Finding]:
-    """A -NEXT, -SAME or -EMPTY before any match of the FileCheck that reads it."""
+    """A -NEXT, -SAME or -EMPTY before any match of the LLVM FileCheck that reads it (for the
+    Python port, an -EMPTY: it matches a first -NEXT or -SAME on the input's first line)."""
     findings = []
     for call, directives in read:
         first = next((d for d in directives.values() if d.suffix not in ("DAG", "NOT")), None)
-        if first is not None and first.suffix in FOLLOWERS:
+        if first is not None and first.suffix in FOLLOWERS[call.engine]:
             name = f"{first.prefix}-{first.suffix}"
             findings.append(
                 Finding(
@@ -518,10 +552,12 @@ def _split_suffix(word: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- files
 
 
-def lint_file(test, path: Path) -> list[Finding] | None:
-    """The findings of one RUN/CHECK file, from lit's Test for it (`FileTestRunner.make_test`);
-    None when lit would not run its RUN lines (no RUN line, unsupported, a broken
-    substitution), so that nothing can be said of its prefixes."""
+def lint_file(test, path: Path, chosen: str = "") -> list[Finding] | None:
+    """The findings of one RUN/CHECK file, from lit's Test for it (`FileTestRunner.make_test`)
+    and the FileCheck engine the run chose (mlirpipe_filecheck, "" for none); None when lit
+    would not run its RUN lines (no RUN line, unsupported, a broken substitution), so that
+    nothing can be said of its prefixes."""
+    from ..tools.filecheck import ENGINE_ENV
     from .script import substituted_script
 
     script = substituted_script(test)
@@ -534,4 +570,5 @@ def lint_file(test, path: Path) -> list[Finding] | None:
     if named:
         for features in (named, ()):
             script += substituted_script(test, features) or []
-    return lint_text(text, checked_by(script, path))
+    configured = chosen or test.config.environment.get(ENGINE_ENV) or "auto"
+    return lint_text(text, checked_by(script, path, chosen, configured))

@@ -262,3 +262,30 @@ def test_check_same_literal_is_said_to_mean_the_literal_modifier_not_an_unchecke
             "--check-prefixes, or use COM: for a comment [unchecked-prefix]",
         ),
     ]
+
+
+def test_a_filecheck_is_judged_by_the_engine_its_run_line_runs():
+    port = _script(f"xdsl-opt {SOURCE} | filecheck {SOURCE}")
+    assert [c.engine for c in checked_by(port, SOURCE).calls] == ["python"]
+    assert [c.engine for c in checked_by(port, SOURCE, chosen="llvm").calls] == ["llvm"]
+    module = _script(f"xdsl-opt {SOURCE} | python3 -m filecheck {SOURCE}")
+    assert [c.engine for c in checked_by(module, SOURCE, chosen="llvm").calls] == ["python"]
+    llvm = _script(f"cat {SOURCE} | not /usr/bin/FileCheck {SOURCE}")
+    assert [c.engine for c in checked_by(llvm, SOURCE).calls] == ["llvm"]
+    assert [c.engine for c in checked_by(llvm, SOURCE, chosen="python").calls] == ["python"]
+    own = _script(OPT + f"{FILECHECK} {SOURCE}")
+    assert [c.engine for c in checked_by(own, SOURCE).calls] == ["llvm"]  # auto
+    assert [c.engine for c in checked_by(own, SOURCE, configured="python").calls] == ["python"]
+
+
+def test_a_first_next_or_same_is_said_for_llvms_filecheck_and_a_first_empty_for_either():
+    text = "// CHECK-NEXT: a\n// CHECK: b\n"
+    assert [k for _, k, _ in _lint(text, f"cat {SOURCE} | FileCheck {SOURCE}")] == [
+        Kind.FOLLOWER_FIRST
+    ]
+    assert _lint(text, f"cat {SOURCE} | filecheck {SOURCE}") == []
+    assert _lint(text.replace("NEXT", "SAME"), f"cat {SOURCE} | filecheck {SOURCE}") == []
+    empty = "// CHECK-EMPTY:\n// CHECK: b\n"
+    assert [k for _, k, _ in _lint(empty, f"cat {SOURCE} | filecheck {SOURCE}")] == [
+        Kind.FOLLOWER_FIRST
+    ]
