@@ -23,11 +23,6 @@ _KEYWORDS = frozenset(
     "RUN COM DEFINE REDEFINE REQUIRES UNSUPPORTED XFAIL ALLOW_RETRIES END MLIRPIPE-EXPECT "  # noqa: SIM905
     "MLIRPIPE-TIMEOUT".split()
 )
-# Upper-case words that start comments in prose, never a check prefix of their own.
-_PROSE = frozenset(
-    "NOTE TODO FIXME XXX HACK BUG WARNING WARN ERROR NB INFO DEBUG SEE IMPORTANT CAUTION "  # noqa: SIM905
-    "EXAMPLE USAGE INPUT OUTPUT EXPECTED EXPECT WHY TEST".split()
-)
 # Words that make `// CHECK-NOT is ...` prose about a directive rather than a directive.
 _PROSE_AFTER = frozenset(
     "is are was were would will should must can cannot could does do did lines line here "  # noqa: SIM905
@@ -49,6 +44,9 @@ _CONDITION = re.compile(r"%if\s+(.*?)\s*%\{")
 _FEATURE_WORD = re.compile(r"[^\s()!&|]+")
 _FILECHECK_PROGRAM = re.compile(r"(?i)filecheck(-\d+)?(\.py|\.exe)?")
 _UPPER_NAME = re.compile(r"[A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*")
+# What patterns hold and prose does not: FileCheck's own syntax (a regex, a variable), an IR
+# value or symbol (`%arg0`, `@forward`).
+_PATTERN_SYNTAX = re.compile(r"\{\{|\[\[|[%@][\w$.]")
 # `CHECK-SAME-LITERAL`: the {LITERAL} modifier written as a suffix, which FileCheck ignores.
 _LITERAL_AS_SUFFIX = re.compile(r"(?i)(.+)-LITERAL")
 
@@ -496,11 +494,12 @@ def _unchecked_prefixes(
     lines: Sequence[str], prefixes: Sequence[str], comments: Sequence[str]
 ) -> list[Finding]:
     """Prefixes the file's directives use that no RUN line's FileCheck checks: one finding per
-    prefix, at its first line."""
+    prefix, at its first line. An upper-case word and a colon is a prefix in use (not prose:
+    `CRITICAL:`, `NOTE:`) when one of its lines says so (`_in_use`)."""
     known = _spellings(prefixes)
     spellings = sorted(known)
     lines_of: dict[str, list[int]] = {}
-    suffixed: set[str] = set()
+    in_use: set[str] = set()
     for number, text in enumerate(lines, 1):
         m = _LEADING.match(text)
         if m is None or not m["colon"] or m["space"] or not _UPPER_NAME.fullmatch(m["word"]):
@@ -516,11 +515,11 @@ def _unchecked_prefixes(
         if _turned_off(name, prefixes):
             continue
         lines_of.setdefault(name, []).append(number)
-        if suffix:
-            suffixed.add(name)
+        if _in_use(name, suffix, text[m.end() :], prefixes):
+            in_use.add(name)
     findings = []
     for name, numbers in lines_of.items():
-        if name not in suffixed and (name in _PROSE or len(numbers) < 2) and "CHECK" not in name:
+        if name not in in_use:
             continue
         count = f"{len(numbers)} line{'s' if len(numbers) != 1 else ''}"
         findings.append(
@@ -533,6 +532,19 @@ def _unchecked_prefixes(
             )
         )
     return findings
+
+
+def _in_use(name: str, suffix: str, pattern: str, prefixes: Sequence[str]) -> bool:
+    """A line of `name` shows it is a check prefix: with a FileCheck suffix (`BUF-LABEL:`), a
+    name with CHECK in it (`CHECK-VEC:`), a checked prefix and more (`BUF-OLD:` when BUF is
+    checked), or a pattern with FileCheck's own syntax or an IR value or symbol
+    (`BUF: ins({{.*}}`, `BUF: %0 = `, `BUF: @forward`)."""
+    return bool(
+        suffix
+        or "CHECK" in name
+        or any(name.startswith((f"{p}-", f"{p}_")) for p in prefixes)
+        or _PATTERN_SYNTAX.search(pattern)
+    )
 
 
 def _turned_off(word: str, prefixes: Sequence[str]) -> bool:
