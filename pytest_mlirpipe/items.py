@@ -61,7 +61,8 @@ def _lint(item: MlirItem, runner: FileTestRunner) -> None:
 
     if runner.config.lint == "off":
         return
-    findings = lint_file(runner.make_test(item.path), item.path) or []
+    engine = runner.config.suite.filecheck
+    findings = lint_file(runner.make_test(item.path), item.path, engine) or []
     if not findings:
         return
     shown = os.path.relpath(item.path, Path.cwd())

@@ -15,17 +15,13 @@ SUFFIXES = ("NEXT", "SAME", "NOT", "DAG", "LABEL", "EMPTY")
 DEFAULT_PREFIX = "CHECK"
 DEFAULT_COMMENT_PREFIXES = ("COM", "RUN")
 # Directives that follow the match before them: meaningless (an error for LLVM's FileCheck)
-# before any CHECK, CHECK-LABEL or CHECK-COUNT.
-FOLLOWERS = ("NEXT", "SAME", "EMPTY")
+# before any CHECK, CHECK-LABEL or CHECK-COUNT. The Python port matches a first -NEXT or -SAME
+# against the input's first line, which suites that run it rely on.
+FOLLOWERS = {"llvm": ("NEXT", "SAME", "EMPTY"), "python": ("EMPTY",)}
 # lit's own keywords (and this project's), which are not FileCheck's business.
 _KEYWORDS = frozenset(
     "RUN COM DEFINE REDEFINE REQUIRES UNSUPPORTED XFAIL ALLOW_RETRIES END MLIRPIPE-EXPECT "  # noqa: SIM905
     "MLIRPIPE-TIMEOUT".split()
-)
-# Upper-case words that start comments in prose, never a check prefix of their own.
-_PROSE = frozenset(
-    "NOTE TODO FIXME XXX HACK BUG WARNING WARN ERROR NB INFO DEBUG SEE IMPORTANT CAUTION "  # noqa: SIM905
-    "EXAMPLE USAGE INPUT OUTPUT EXPECTED EXPECT WHY TEST".split()
 )
 # Words that make `// CHECK-NOT is ...` prose about a directive rather than a directive.
 _PROSE_AFTER = frozenset(
@@ -48,6 +44,11 @@ _CONDITION = re.compile(r"%if\s+(.*?)\s*%\{")
 _FEATURE_WORD = re.compile(r"[^\s()!&|]+")
 _FILECHECK_PROGRAM = re.compile(r"(?i)filecheck(-\d+)?(\.py|\.exe)?")
 _UPPER_NAME = re.compile(r"[A-Z][A-Z0-9_]*(?:-[A-Z0-9_]+)*")
+# What patterns hold and prose does not: FileCheck's own syntax (a regex, a variable), an IR
+# value or symbol (`%arg0`, `@forward`).
+_PATTERN_SYNTAX = re.compile(r"\{\{|\[\[|[%@][\w$.]")
+# `CHECK-SAME-LITERAL`: the {LITERAL} modifier written as a suffix, which FileCheck ignores.
+_LITERAL_AS_SUFFIX = re.compile(r"(?i)(.+)-LITERAL")
 
 
 class Kind(enum.Enum):
@@ -92,6 +93,7 @@ class FileCheckCall:
     prefixes: tuple[str, ...] = (DEFAULT_PREFIX,)
     comment_prefixes: tuple[str, ...] = DEFAULT_COMMENT_PREFIXES
     allow_unused: bool = False  # --allow-unused-prefixes
+    engine: str = "llvm"  # the FileCheck that runs: "llvm" (LLVM's) or "python" (the port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +118,16 @@ class _Directive:
 # ----------------------------------------------------------------------------- RUN lines
 
 
-def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
+def checked_by(
+    script: Sequence[str],
+    source: str | os.PathLike,
+    chosen: str = "",
+    configured: str = "auto",
+) -> CheckedBy:
     """The FileChecks of lit's expanded RUN lines (`%dbg(RUN: at line N) command` lines, as
-    `script.substituted_script` gives them) whose check file is `source`."""
+    `script.substituted_script` gives them) whose check file is `source`; `chosen` is the
+    FileCheck engine the run chose for FileCheck programs ("" for none), `configured` the one
+    the project's own FileCheck runs (see `filecheck_engine`)."""
     import lit.ShUtil as ShUtil
     import lit.TestRunner as TR
 
@@ -141,7 +150,7 @@ def checked_by(script: Sequence[str], source: str | os.PathLike) -> CheckedBy:
             if found is None:
                 complete = complete and not _runs_unknown_filecheck(args, own)
                 continue
-            call = filecheck_call(found, line)
+            call = filecheck_call(found, line, filecheck_engine(args, chosen, configured))
             if call is not None and _same_file(call[0], own):
                 calls.append(call[1])
             elif call is not None:
@@ -193,7 +202,30 @@ def _filecheck_arguments(args: Sequence[str]) -> list[str] | None:
     return None
 
 
-def filecheck_call(args: Sequence[str], run_line: int) -> tuple[str, FileCheckCall] | None:
+def filecheck_engine(args: Sequence[str], chosen: str = "", configured: str = "auto") -> str:
+    """The FileCheck a command that runs one runs: "python" for the Python port, else "llvm".
+    The project's own FileCheck runs the `configured` engine (the suite's, or the run's;
+    `auto` is LLVM's wherever one is installed); `python -m filecheck` is the port; a program
+    named `filecheck` is the port and `FileCheck` LLVM's, unless the run `chose` an engine for
+    FileCheck programs."""
+    from .update import FILECHECK
+
+    args = list(args)
+    while args and (args[0] in ("!", "--crash") or os.path.basename(args[0]) == "not"):
+        args.pop(0)
+    if FILECHECK in args[:2]:
+        return "python" if configured == "python" else "llvm"
+    if "-m" in args[:-1] and args[args.index("-m") + 1] == "filecheck":
+        return "python"
+    if chosen:
+        return "python" if chosen == "python" else "llvm"
+    name = os.path.basename(args[0]) if args else ""
+    return "python" if name in ("filecheck", "filecheck.py") else "llvm"
+
+
+def filecheck_call(
+    args: Sequence[str], run_line: int, engine: str = "llvm"
+) -> tuple[str, FileCheckCall] | None:
     """(check file, what it checks) of FileCheck's arguments; None without a check file."""
     prefixes: list[str] = []
     comments: list[str] | None = None
@@ -223,6 +255,7 @@ def filecheck_call(args: Sequence[str], run_line: int) -> tuple[str, FileCheckCa
         tuple(dict.fromkeys(prefixes)) or (DEFAULT_PREFIX,),
         tuple(comments) if comments is not None else DEFAULT_COMMENT_PREFIXES,
         allow_unused,
+        engine,
     )
     return check_file, call
 
@@ -366,20 +399,35 @@ def _lacks_only_its_colon(word: str, space: str, rest: str) -> bool:
 
 
 def closest_spelling(word: str, spellings: Sequence[str]) -> str | None:
-    """The directive `word` misspells: the nearest by edit distance (a swap of neighbours
-    counts one), within 1 for names of 4 to 8 characters and 2 for longer ones; or the same
-    but for case, for a name with a suffix."""
+    """The directive `word` misspells: the same but for case (`CHECK-next`, `BUf`; not a word
+    of prose, `Check`, `note`); else the nearest by edit distance (a swap of neighbours counts
+    one), within 1 for names of 4 to 8 characters, 2 for longer ones, and a swap of
+    neighbours alone for shorter ones (`BFU` for `BUF`); or, for `-LITERAL` written as a
+    suffix (`CHECK-SAME-LITERAL`), the directive with its {LITERAL} modifier."""
+    literal = _LITERAL_AS_SUFFIX.fullmatch(word)
+    if literal:
+        meant = closest_spelling(literal[1], spellings)
+        return f"{meant}{{LITERAL}}" if meant else None
     best, best_distance = None, None
     for spelling in spellings:
-        if "-" in word and word.upper() == spelling.upper():
+        if word == spelling:
             return spelling
-        limit = 0 if len(spelling) < 4 else 1 if len(spelling) < 9 else 2
+        if word.upper() == spelling.upper() and ("-" in word or not _reads_as_prose(word)):
+            return spelling
+        limit = 1 if len(spelling) < 9 else 2
         if abs(len(spelling) - len(word)) > limit:
             continue
         distance = edit_distance(word, spelling)
+        if len(spelling) < 4 and sorted(word) != sorted(spelling):
+            continue  # of a short name, only a swap of neighbours is a misspelling
         if distance <= limit and (best_distance is None or distance < best_distance):
             best, best_distance = spelling, distance
     return best
+
+
+def _reads_as_prose(word: str) -> bool:
+    """A word as prose writes it: all lower-case, or capitalised (`Check`, `Note`)."""
+    return word.islower() or word.istitle()
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -423,11 +471,12 @@ def _unused_prefixes(read: _Read) -> list[Finding]:
 
 
 def _followers_first(read: _Read) -> list[Finding]:
-    """A -NEXT, -SAME or -EMPTY before any match of the FileCheck that reads it."""
+    """A -NEXT, -SAME or -EMPTY before any match of the LLVM FileCheck that reads it (for the
+    Python port, an -EMPTY: it matches a first -NEXT or -SAME on the input's first line)."""
     findings = []
     for call, directives in read:
         first = next((d for d in directives.values() if d.suffix not in ("DAG", "NOT")), None)
-        if first is not None and first.suffix in FOLLOWERS:
+        if first is not None and first.suffix in FOLLOWERS[call.engine]:
             name = f"{first.prefix}-{first.suffix}"
             findings.append(
                 Finding(
@@ -445,11 +494,12 @@ def _unchecked_prefixes(
     lines: Sequence[str], prefixes: Sequence[str], comments: Sequence[str]
 ) -> list[Finding]:
     """Prefixes the file's directives use that no RUN line's FileCheck checks: one finding per
-    prefix, at its first line."""
+    prefix, at its first line. An upper-case word and a colon is a prefix in use (not prose:
+    `CRITICAL:`, `NOTE:`) when one of its lines says so (`_in_use`)."""
     known = _spellings(prefixes)
     spellings = sorted(known)
     lines_of: dict[str, list[int]] = {}
-    suffixed: set[str] = set()
+    in_use: set[str] = set()
     for number, text in enumerate(lines, 1):
         m = _LEADING.match(text)
         if m is None or not m["colon"] or m["space"] or not _UPPER_NAME.fullmatch(m["word"]):
@@ -465,11 +515,11 @@ def _unchecked_prefixes(
         if _turned_off(name, prefixes):
             continue
         lines_of.setdefault(name, []).append(number)
-        if suffix:
-            suffixed.add(name)
+        if _in_use(name, suffix, text[m.end() :], prefixes):
+            in_use.add(name)
     findings = []
     for name, numbers in lines_of.items():
-        if name not in suffixed and (name in _PROSE or len(numbers) < 2) and "CHECK" not in name:
+        if name not in in_use:
             continue
         count = f"{len(numbers)} line{'s' if len(numbers) != 1 else ''}"
         findings.append(
@@ -484,6 +534,19 @@ def _unchecked_prefixes(
     return findings
 
 
+def _in_use(name: str, suffix: str, pattern: str, prefixes: Sequence[str]) -> bool:
+    """A line of `name` shows it is a check prefix: with a FileCheck suffix (`BUF-LABEL:`), a
+    name with CHECK in it (`CHECK-VEC:`), a checked prefix and more (`BUF-OLD:` when BUF is
+    checked), or a pattern with FileCheck's own syntax or an IR value or symbol
+    (`BUF: ins({{.*}}`, `BUF: %0 = `, `BUF: @forward`)."""
+    return bool(
+        suffix
+        or "CHECK" in name
+        or any(name.startswith((f"{p}-", f"{p}_")) for p in prefixes)
+        or _PATTERN_SYNTAX.search(pattern)
+    )
+
+
 def _turned_off(word: str, prefixes: Sequence[str]) -> bool:
     """A directive turned off on purpose by a word before it: XCHECK:, DISABLED-CHECK-NEXT:."""
     name = _split_suffix(word)[0]
@@ -491,18 +554,22 @@ def _turned_off(word: str, prefixes: Sequence[str]) -> bool:
 
 
 def _split_suffix(word: str) -> tuple[str, str]:
-    """(prefix, suffix) of a word shaped like a directive (suffix "" when it has none)."""
-    m = re.fullmatch(rf"(.+?)-({'|'.join(SUFFIXES)}|COUNT-\d+)", word)
-    return (m[1], m[2]) if m else (word, "")
+    """(prefix, suffix) of a word shaped like a directive (suffix "" when it has none;
+    `LITERAL` for `-LITERAL` alone)."""
+    m = re.fullmatch(rf"(.+?)(?:-({'|'.join(SUFFIXES)}|COUNT-\d+))?(-LITERAL)?", word)
+    assert m is not None  # `.+` matches any word
+    return m[1], m[2] or ("LITERAL" if m[3] else "")
 
 
 # --------------------------------------------------------------------------- files
 
 
-def lint_file(test, path: Path) -> list[Finding] | None:
-    """The findings of one RUN/CHECK file, from lit's Test for it (`FileTestRunner.make_test`);
-    None when lit would not run its RUN lines (no RUN line, unsupported, a broken
-    substitution), so that nothing can be said of its prefixes."""
+def lint_file(test, path: Path, chosen: str = "") -> list[Finding] | None:
+    """The findings of one RUN/CHECK file, from lit's Test for it (`FileTestRunner.make_test`)
+    and the FileCheck engine the run chose (mlirpipe_filecheck, "" for none); None when lit
+    would not run its RUN lines (no RUN line, unsupported, a broken substitution), so that
+    nothing can be said of its prefixes."""
+    from ..tools.filecheck import ENGINE_ENV
     from .script import substituted_script
 
     script = substituted_script(test)
@@ -515,4 +582,5 @@ def lint_file(test, path: Path) -> list[Finding] | None:
     if named:
         for features in (named, ()):
             script += substituted_script(test, features) or []
-    return lint_text(text, checked_by(script, path))
+    configured = chosen or test.config.environment.get(ENGINE_ENV) or "auto"
+    return lint_text(text, checked_by(script, path, chosen, configured))

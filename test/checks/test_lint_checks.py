@@ -4,11 +4,15 @@ it probably meant; nothing on correct files (this project's own, a stand-in of a
 from __future__ import annotations
 
 import io
+import re
+import sys
 from pathlib import Path
 
+import pytest
 from lint_standin import PLANTED, PLANTED_FINDINGS, write_standin
 
 from pytest_mlirpipe.cli.main import run as mlirpipe
+from pytest_mlirpipe.tools.filecheck import find_llvm_filecheck
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,3 +96,74 @@ def test_a_filecheck_in_either_branch_of_an_if_checks_its_prefix(tmp_path, monke
     )
     monkeypatch.chdir(tmp_path)
     assert _lint("t.mlir") == (0, "", "mlirpipe lint-checks: nothing found in 1 file\n")
+
+
+def _readme_example() -> str:
+    """The README's matmul example (its BUF and LLVM checks), as a file."""
+    readme = (ROOT / "README.md").read_text()
+    return re.search(r"```mlir\n(.*?)```", readme, re.DOTALL)[1]
+
+
+def test_the_readmes_example_has_no_findings(tmp_path, monkeypatch):
+    (tmp_path / "matmul.mlir").write_text(_readme_example())
+    monkeypatch.chdir(tmp_path)
+    assert _lint("matmul.mlir") == (0, "", "mlirpipe lint-checks: nothing found in 1 file\n")
+
+
+@pytest.mark.parametrize("typo", ["BFU", "BUf"])
+def test_a_swap_or_a_case_slip_in_the_readmes_short_prefix_is_found(tmp_path, monkeypatch, typo):
+    text = _readme_example()
+    assert "\n// BUF: linalg.matmul" in text
+    (tmp_path / "matmul.mlir").write_text(text.replace("\n// BUF: ", f"\n// {typo}: "))
+    monkeypatch.chdir(tmp_path)
+    line = text[: text.index("\n// BUF: ")].count("\n") + 2
+    assert _lint("matmul.mlir") == (
+        1,
+        f"matmul.mlir:{line}: warning: '{typo}:' is not a directive FileCheck knows, so it "
+        "ignores the line; did you mean 'BUF:'? [misspelled-directive]\n",
+        "mlirpipe lint-checks: 1 found in 1 file\n",
+    )
+
+
+# A suite whose RUN lines name their FileCheck: the Python port (`filecheck`, on PATH beside
+# this Python) or LLVM's by path.
+ENGINES_CFG = f"""\
+import os
+import lit.formats
+config.name = "engines"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.environment["PATH"] = {str(Path(sys.executable).parent)!r} + os.pathsep + os.environ["PATH"]
+"""
+NEXT_FIRST = "// RUN: echo 'module {{' | {} %s\n// CHECK-NEXT: module {{\n"
+
+
+def test_a_first_check_next_is_said_for_llvms_filecheck_and_not_for_the_python_port(
+    tmp_path, monkeypatch
+):
+    """lit passes the file whose FileCheck is the Python port, and fails the one whose
+    FileCheck is LLVM's (where one is installed): the lint warns of the second alone."""
+    sys.path.insert(0, str(ROOT / "test" / "plugin"))
+    try:
+        from litrun import lit_verdicts
+    finally:
+        sys.path.remove(str(ROOT / "test" / "plugin"))
+    llvm = find_llvm_filecheck()
+    programs = {"port.mlir": "filecheck", **({"llvm.mlir": llvm} if llvm else {})}
+    (tmp_path / "lit.cfg.py").write_text(ENGINES_CFG)
+    for name, program in programs.items():
+        (tmp_path / name).write_text(NEXT_FIRST.format(program))
+    codes, output = lit_verdicts(tmp_path, ".")
+    assert codes == {"port.mlir": "PASS", **({"llvm.mlir": "FAIL"} if llvm else {})}, output
+    monkeypatch.chdir(tmp_path)
+    said = (
+        "llvm.mlir:2: warning: 'CHECK-NEXT:' comes before any match of the FileCheck of RUN "
+        "line 1, so it has no line to follow; write 'CHECK:' or 'CHECK-LABEL:' for the first "
+        "match [nothing-to-follow]\n"
+    )
+    assert _lint(*programs) == (
+        1 if llvm else 0,
+        said if llvm else "",
+        f"mlirpipe lint-checks: {1 if llvm else 'nothing'} found in {len(programs)} "
+        f"file{'s' if llvm else ''}\n",
+    )

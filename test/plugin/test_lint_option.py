@@ -97,6 +97,30 @@ def test_an_unknown_mode_stops_the_run_with_the_accepted_ones(planted):
     )
 
 
+# A first CHECK-NEXT: the Python port matches it against the input's first line (here the
+# file's own first line); LLVM's FileCheck refuses it.
+NEXT_FIRST = "// RUN: FileCheck %s --input-file=%s\n// CHECK-NEXT: RUN: FileCheck\n"
+NOTHING_TO_FOLLOW = (
+    "*t.mlir:2: MlirpipeLintWarning: 'CHECK-NEXT:' comes before any match of the FileCheck of "
+    "RUN line 1, so it has no line to follow; write 'CHECK:' or 'CHECK-LABEL:' for the first "
+    "match [[]nothing-to-follow]"
+)
+
+
+def test_a_first_check_next_is_judged_by_the_filecheck_engine_the_run_chose(pytester):
+    from pytest_mlirpipe.tools.filecheck import find_llvm_filecheck
+
+    pytester.makefile(".mlir", t=NEXT_FIRST)
+    result = _run(pytester, "--mlirpipe-filecheck=python")
+    result.assert_outcomes(passed=1)
+    assert "MlirpipeLintWarning" not in result.stdout.str()
+    if find_llvm_filecheck() is None:
+        pytest.skip("no LLVM FileCheck installed")
+    result = _run(pytester, "--mlirpipe-filecheck=llvm")
+    result.assert_outcomes(failed=1, warnings=1)
+    result.stdout.fnmatch_lines([NOTHING_TO_FOLLOW])
+
+
 # Writes down which process linted which file (xdist's worker id, "main" without xdist).
 COUNTING_CONFTEST = """
 import os
@@ -107,11 +131,11 @@ import pytest_mlirpipe.filetests.lint as lint
 _real = lint.lint_file
 
 
-def _counted(test, path):
+def _counted(test, path, *engine):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(Path(__file__).parent / "linted.log", "a") as log:
         log.write(f"{worker} {path.name}\\n")
-    return _real(test, path)
+    return _real(test, path, *engine)
 
 
 lint.lint_file = _counted

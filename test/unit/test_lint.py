@@ -209,6 +209,29 @@ def test_the_edit_distance_counts_a_swap_as_one():
     assert closest_spelling("CHECK-FOOBAR", ["CHECK-NEXT", "CHECK"]) is None
 
 
+def test_a_short_name_is_misspelled_by_a_swap_of_neighbours_or_by_case_alone():
+    assert closest_spelling("BFU", ["BUF"]) == "BUF"
+    assert closest_spelling("BUf", ["BUF"]) == "BUF"
+    assert closest_spelling("BUG", ["BUF"]) is None  # one replacement in 3 letters: a word
+    assert closest_spelling("BU", ["BUF"]) is None
+
+
+def test_a_word_of_prose_is_no_case_slip_of_a_directive():
+    assert closest_spelling("Check", ["CHECK"]) is None
+    assert closest_spelling("note", ["NOTE"]) is None
+    assert closest_spelling("check-next", ["CHECK-NEXT"]) == "CHECK-NEXT"
+    text = "// CHECK: a\n// Check: the loop is gone\n"
+    assert _lint(text, OPT + f"{FILECHECK} {SOURCE}") == []
+
+
+def test_literal_written_as_a_suffix_means_the_literal_modifier():
+    spellings = ["CHECK", "CHECK-NEXT", "CHECK-SAME"]
+    assert closest_spelling("CHECK-SAME-LITERAL", spellings) == "CHECK-SAME{LITERAL}"
+    assert closest_spelling("CHECK-literal", spellings) == "CHECK{LITERAL}"
+    assert closest_spelling("CHECK-SAM-LITERAL", spellings) == "CHECK-SAME{LITERAL}"
+    assert closest_spelling("OTHER-LITERAL", spellings) is None
+
+
 def test_a_disabled_check_line_is_no_prefix_whatever_prefixes_the_file_checks():
     text = "// LOOPS: a\n// XCHECK: off\n// XCHECK-NEXT: off\n"
     assert _lint(text, OPT + f"{FILECHECK} --check-prefix=LOOPS {SOURCE}") == []
@@ -220,3 +243,49 @@ def test_lines_a_filecheck_of_another_file_may_read_are_not_said_unchecked():
     assert (checked.calls, checked.elsewhere) == ((), ("CHECK",))
     text = "//--- a.mlir\n// CHECK: a\n// CHECK-NXT: b\n"
     assert [kind for _, kind, _ in _lint(text, *runs)] == [Kind.MISSPELLED]
+
+
+def test_check_same_literal_is_said_to_mean_the_literal_modifier_not_an_unchecked_prefix():
+    text = "// CHECK: a\n// CHECK-SAME-LITERAL: [[0, 1]]\n// FOO-SAME-LITERAL: [[2]]\n"
+    assert _lint(text, OPT + f"{FILECHECK} {SOURCE}") == [
+        (
+            2,
+            Kind.MISSPELLED,
+            "t.mlir:2: warning: 'CHECK-SAME-LITERAL:' is not a directive FileCheck knows, so it "
+            "ignores the line; did you mean 'CHECK-SAME{LITERAL}:'? [misspelled-directive]",
+        ),
+        (
+            3,
+            Kind.UNCHECKED_PREFIX,
+            "t.mlir:3: warning: 'FOO:' lines (1 line, the first here) are checked by no RUN "
+            "line: no FileCheck of the file has --check-prefix=FOO; add FOO to a RUN line's "
+            "--check-prefixes, or use COM: for a comment [unchecked-prefix]",
+        ),
+    ]
+
+
+def test_a_filecheck_is_judged_by_the_engine_its_run_line_runs():
+    port = _script(f"xdsl-opt {SOURCE} | filecheck {SOURCE}")
+    assert [c.engine for c in checked_by(port, SOURCE).calls] == ["python"]
+    assert [c.engine for c in checked_by(port, SOURCE, chosen="llvm").calls] == ["llvm"]
+    module = _script(f"xdsl-opt {SOURCE} | python3 -m filecheck {SOURCE}")
+    assert [c.engine for c in checked_by(module, SOURCE, chosen="llvm").calls] == ["python"]
+    llvm = _script(f"cat {SOURCE} | not /usr/bin/FileCheck {SOURCE}")
+    assert [c.engine for c in checked_by(llvm, SOURCE).calls] == ["llvm"]
+    assert [c.engine for c in checked_by(llvm, SOURCE, chosen="python").calls] == ["python"]
+    own = _script(OPT + f"{FILECHECK} {SOURCE}")
+    assert [c.engine for c in checked_by(own, SOURCE).calls] == ["llvm"]  # auto
+    assert [c.engine for c in checked_by(own, SOURCE, configured="python").calls] == ["python"]
+
+
+def test_a_first_next_or_same_is_said_for_llvms_filecheck_and_a_first_empty_for_either():
+    text = "// CHECK-NEXT: a\n// CHECK: b\n"
+    assert [k for _, k, _ in _lint(text, f"cat {SOURCE} | FileCheck {SOURCE}")] == [
+        Kind.FOLLOWER_FIRST
+    ]
+    assert _lint(text, f"cat {SOURCE} | filecheck {SOURCE}") == []
+    assert _lint(text.replace("NEXT", "SAME"), f"cat {SOURCE} | filecheck {SOURCE}") == []
+    empty = "// CHECK-EMPTY:\n// CHECK: b\n"
+    assert [k for _, k, _ in _lint(empty, f"cat {SOURCE} | filecheck {SOURCE}")] == [
+        Kind.FOLLOWER_FIRST
+    ]
