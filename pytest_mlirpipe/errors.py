@@ -119,9 +119,10 @@ EXTRAS: dict[str, tuple[str, str]] = {
 }
 
 
-class MissingExtra(MlirpipeError):
+class MissingExtra(MlirpipeError, ImportError):
     """What was asked for needs a module that an extra of the package brings, and that extra is
-    not installed (the core install runs lit suites' file tests only)."""
+    not installed (the core install runs lit suites' file tests only); an ImportError too, so
+    code that imports a module optionally takes it as one."""
 
     def __init__(self, module: str):
         self.module = module
