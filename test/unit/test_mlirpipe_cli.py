@@ -418,3 +418,17 @@ def test_version_prints_the_installed_version():
     from importlib.metadata import version
 
     assert mlirpipe("--version") == (0, f"mlirpipe {version('pytest-mlirpipe')}\n", "")
+
+
+def test_showcase_runs_the_checks_of_a_relative_folder_outside_any_lit_suite(tmp_path, monkeypatch):
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "split.mlir").write_text(SPLIT_CASES)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+
+    status, out, err = mlirpipe("showcase", "../seeds")
+
+    assert (status, err) == (0, "")
+    assert "checks: 1 RUN lines with FileCheck -> PASS" in out
+    assert out.endswith("1 of 1 seed files passed their checks.\n")
+
