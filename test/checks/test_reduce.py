@@ -308,3 +308,34 @@ def long_chain(n: int) -> str:
         lines.append(f"  %v{i} = {op} {operands} : tensor<4xf32>")
         previous = f"%v{i}"
     return "\n".join([*lines, f"  return {previous} : tensor<4xf32>", "}", ""])
+
+
+def test_ctrl_c_without_o_writes_the_module_found_so_far_to_stdout_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_mlirpipe import contain
+
+    tries = []
+    run_contained = contain.run_contained
+
+    def interrupted_at_the_fourth_try(fn, timeout):
+        tries.append(1)
+        if len(tries) == 4:  # the failure itself, then three candidates
+            raise KeyboardInterrupt
+        return run_contained(fn, timeout)
+
+    monkeypatch.setattr(contain, "run_contained", interrupted_at_the_fourth_try)
+    (tmp_path / "big.mlir").write_text(thirty_ops())
+
+    status, out, err = mlirpipe("reduce", str(tmp_path / "big.mlir"), "--pass-pipeline", FORBID_EXP)
+
+    assert status == 130
+    assert "math.exp" in out and 2 < count_ops(out) < 31
+    summary = re.fullmatch(
+        r"reduce: 31 ops -> (\d+) ops \(.*\) in 3 tries, \d+\.\d s \(interrupted\)",
+        err.splitlines()[-2],
+    )
+    assert summary and int(summary.group(1)) == count_ops(out), err
+    assert err.splitlines()[-1] == (
+        "reduce: interrupted: the smallest module found so far went to standard output"
+    )
