@@ -1,9 +1,11 @@
 """mkdocs hook: the reference pages' generated parts, from the code's own declarations.
 
-A page holds a marker line, `<!-- reference: NAME -->`; the hook puts in its place the pytest
-options (as pytest's `pytest_addoption` hooks declare them, from `pytest_mlirpipe.options`) or
-each command's `--help` (from its argparse parser). Importing the parsers loads neither torch
-nor the MLIR bindings.
+A page holds a marker line, `<!-- reference: NAME -->`, then the generated text, then
+`<!-- /reference: NAME -->`: the pytest options (as pytest's `pytest_addoption` hooks declare
+them, from `pytest_mlirpipe.options`) or each command's `--help` (from its argparse parser). The
+pages keep the text, so the repository shows it too; the site is built with it generated anew,
+and `python docs/hooks/reference.py` writes it into the pages (`--check`: exit 1 when a page is
+not current). Importing the parsers loads neither torch nor the MLIR bindings.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the checkout's package, also without `pip install -e`
     sys.path.insert(0, str(ROOT))
 
-MARKER = re.compile(r"^<!-- reference: ([\w-]+) -->$", re.M)
+# A start marker, then (once the text is written in) the text and the end marker.
+MARKER = re.compile(
+    r"^<!-- reference: ([\w-]+) -->$\n?(?:.*?^<!-- /reference: \1 -->$\n?)?", re.M | re.S
+)
+PAGES = ("reference/commands.md", "reference/options.md")
 HELP_WIDTH = "100"  # argparse wraps --help to $COLUMNS: fixed, so the pages do not vary
 
 
@@ -139,16 +145,49 @@ GENERATORS: dict[str, Callable[[], str]] = {
 
 
 def expand(markdown: str) -> str:
-    """The page with each marker replaced by its generated text; an unknown name is an error."""
+    """The page with the text between each pair of markers generated anew (a start marker
+    alone gets the text and its end marker); an unknown name is an error."""
 
     def generated(m: re.Match[str]) -> str:
         name = m.group(1)
         if name not in GENERATORS:
             raise KeyError(f"unknown reference marker {name!r}: one of {', '.join(GENERATORS)}")
-        return GENERATORS[name]()
+        text = GENERATORS[name]().rstrip("\n")
+        # blank lines around the text: Markdown reads a line next to a comment as its HTML
+        return f"<!-- reference: {name} -->\n\n{text}\n\n<!-- /reference: {name} -->\n"
 
     return MARKER.sub(generated, markdown)
 
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     return expand(markdown)
+
+
+def stale_pages(docs: Path, write: bool) -> list[str]:
+    """The pages whose generated text is not what the code declares now; rewritten if `write`."""
+    stale = []
+    for page in PAGES:
+        path = docs / page
+        text = path.read_text(encoding="utf-8")
+        current = expand(text)
+        if current != text:
+            stale.append(page)
+            if write:
+                path.write_text(current, encoding="utf-8")
+    return stale
+
+
+def main(argv: list[str], docs: Path = ROOT / "docs") -> int:
+    check = argv == ["--check"]
+    if argv and not check:
+        print("usage: python docs/hooks/reference.py [--check]", file=sys.stderr)
+        return 2
+    stale = stale_pages(docs, write=not check)
+    for page in stale:
+        verb = "is not current: run python docs/hooks/reference.py" if check else "rewritten"
+        print(f"docs/{page}: {verb}", file=sys.stderr)
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

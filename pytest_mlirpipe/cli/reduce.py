@@ -10,7 +10,13 @@ from typing import TextIO
 from ..errors import MlirpipeError, Problem, UsageError
 from ..model import Location
 from ..options import add_cli_options
-from ..tools.common import add_stage_range_options, named_pipelines, read_input, write_output
+from ..tools.common import (
+    EXIT_INTERRUPTED,
+    add_stage_range_options,
+    named_pipelines,
+    read_input,
+    write_output,
+)
 
 
 def add_reduce(sub) -> None:
@@ -81,6 +87,10 @@ def reduce_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stde
             shutil.rmtree(scratch, ignore_errors=True)
     write_output(args.output, found.text, stdout)
     stderr.write(f"reduce: {found.summary()}\n")
+    if found.interrupted:
+        where = "standard output" if args.output in (None, "-") else args.output
+        stderr.write(f"reduce: interrupted: the smallest module found so far went to {where}\n")
+        return EXIT_INTERRUPTED
     return 0
 
 

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import collections
 import io
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 _RUN_PIPELINE = re.compile(r"--pipeline\s+([\w-]+)")
 _START_AFTER = re.compile(r"--start-after\s+([\w-]+)")
-_OP = re.compile(r"^\s*(?:%[^=]+=\s*)?\"?([a-z_][\w]*)\.[\w.]+", re.MULTILINE)
 
 
-def dialect_counts(ir_text: str) -> collections.Counter[str]:
-    """How many ops of each dialect the IR holds (by op name, from the printed IR)."""
-    return collections.Counter(m.group(1) for m in _OP.finditer(ir_text))
-
-
-def _summary(counts: collections.Counter[str]) -> str:
+def _summary(counts: Mapping[str, int] | None) -> str:
+    if counts is None:
+        return "(IR the bindings cannot parse)"
     return ", ".join(f"{d} {n}" for d, n in sorted(counts.items()))
 
 
@@ -116,8 +112,11 @@ def _stage_table(snapshots) -> str:
     """One row per stage: its name, milliseconds, ops per dialect after it (indented)."""
     from tabulate import tabulate
 
+    from ..lowering.stage_report import dialect_context, dialect_counts
+
+    context = dialect_context()
     rows = [
-        (snap.stage, snap.seconds * 1e3, _summary(dialect_counts(snap.ir or "")))
+        (snap.stage, snap.seconds * 1e3, _summary(dialect_counts(snap.ir or "", context)))
         for snap in snapshots
     ]
     table = tabulate(

@@ -72,6 +72,7 @@ class FileTestRunner:
         import lit.Test
         import lit.TestingConfig
 
+        path = Path(os.path.abspath(path))  # lit's suites and substitutions want absolute paths
         with self._lock:
             if path in self._in_suites:  # lit shares these between its tests too
                 return lit.Test.Test(*self._in_suites[path])

@@ -50,14 +50,19 @@ class Reduction:
     ops_after: int
     tries: int
     seconds: float
-    complete: bool  # False when the time budget ended the search
+    complete: bool  # False when the time budget or a Ctrl-C ended the search
+    interrupted: bool = False  # Ctrl-C ended the search
 
     def summary(self) -> str:
         if self.ops_after:
             smaller = f"{self.ops_before / self.ops_after:.1f}x smaller"
         else:
             smaller = "every op removed: the failure does not need one"
-        ended = "" if self.complete else " (time budget reached)"
+        ended = (
+            " (interrupted)"
+            if self.interrupted
+            else ("" if self.complete else " (time budget reached)")
+        )
         return (
             f"{self.ops_before} ops -> {self.ops_after} ops ({smaller}) in "
             f"{self.tries} tries, {self.seconds:.1f} s{ended}"
@@ -176,6 +181,20 @@ class _Candidates:
                 op.erase()
             return _verified(module)
 
+    def functions_with_unused_arguments(self, text: str) -> int:
+        with self.ctx:
+            return len(_unused_arguments(ir.Module.parse(text)))
+
+    def without_unused_arguments(self, text: str, which: int | None = None) -> str | None:
+        """The module whose functions (or only the `which`-th of those that have any) lose the
+        arguments their bodies do not use."""
+        with self.ctx, ir.Location.unknown():
+            module = ir.Module.parse(text)
+            found = _unused_arguments(module)
+            for func, unused in found if which is None else found[which : which + 1]:
+                _drop_arguments(func, unused)
+            return _verified(module)
+
     def returning(self, text: str, index: int) -> str | None:
         """The module whose function returns the results of the op at `index` (of
         _removable) when that op is in the function's own body: what follows it goes dead."""
@@ -200,6 +219,36 @@ class _Candidates:
             if "res_attrs" in func.attributes:
                 del func.attributes["res_attrs"]
             return _verified(module)
+
+
+def _unused_arguments(module: ir.Module) -> list[tuple[ir.Operation, list[int]]]:
+    """Each top-level function with a body and the positions of the arguments it never uses."""
+    found = []
+    for top in module.body.operations:
+        op = top.operation
+        if "function_type" not in op.attributes or not op.regions:
+            continue
+        blocks = list(op.regions[0].blocks)
+        if blocks:
+            unused = [i for i, arg in enumerate(blocks[0].arguments) if not _has_uses(arg)]
+            if unused:
+                found.append((op, unused))
+    return found
+
+
+def _drop_arguments(func: ir.Operation, positions: Sequence[int]) -> None:
+    """Remove the arguments at `positions` from the function's entry block and its type."""
+    function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    kept = [i for i in range(len(function_type.inputs)) if i not in positions]
+    func.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([function_type.inputs[i] for i in kept], list(function_type.results))
+    )
+    if "arg_attrs" in func.attributes:
+        attrs = list(ir.ArrayAttr(func.attributes["arg_attrs"]))
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get([attrs[i] for i in kept])
+    block = func.regions[0].blocks[0]
+    for i in sorted(positions, reverse=True):
+        block.erase_argument(i)
 
 
 def _has_uses(value: ir.Value) -> bool:
@@ -241,6 +290,7 @@ def _verified(module: ir.Module) -> str | None:
 class _State:
     text: str  # the smallest failing module so far
     tries: int = 0
+    shown: int = -1  # the op count last reported as progress
 
 
 def reduce_module(
@@ -253,7 +303,7 @@ def reduce_module(
 ) -> Reduction:
     """Delta debugging over `text`: drop top-level ops, then ever smaller runs of ops, keeping
     each candidate that verifies and whose signature is `target`, until nothing more goes or
-    the `budget` (seconds) ends."""
+    the `budget` (seconds) ends. A Ctrl-C ends it too, with the smallest module so far."""
     start = time.perf_counter()
     candidates = _Candidates()
     state = _State(text)
@@ -269,9 +319,32 @@ def reduce_module(
         if oracle(candidate) != target:
             return False
         state.text = candidate
-        progress(f"reduce: {count_ops(candidate)} ops left ({state.tries} tries)")
+        ops = count_ops(candidate)
+        if ops < state.shown:  # one line per size: many candidates keep the op count
+            state.shown = ops
+            progress(f"reduce: {ops} ops left ({state.tries} tries)")
         return True
 
+    try:
+        _reduce_rounds(candidates, state, attempt, left)
+    except KeyboardInterrupt:
+        interrupted = True
+    else:
+        interrupted = False
+    return Reduction(
+        state.text,
+        before,
+        count_ops(state.text),
+        state.tries,
+        time.perf_counter() - start,
+        left() and not interrupted,
+        interrupted,
+    )
+
+
+def _reduce_rounds(candidates: _Candidates, state: _State, attempt, left) -> None:
+    """Every way of shrinking, round after round, until a round changes nothing."""
+    state.shown = count_ops(state.text)
     changed = True
     while changed and left():
         changed = _sweep(
@@ -283,14 +356,7 @@ def reduce_module(
         )
         changed = _other_substitutes(candidates, state, attempt, left) or changed
         changed = _return_early(candidates, state, attempt, left) or changed
-    return Reduction(
-        state.text,
-        before,
-        count_ops(state.text),
-        state.tries,
-        time.perf_counter() - start,
-        left(),
-    )
+        changed = _drop_unused_arguments(candidates, state, attempt, left) or changed
 
 
 def _sweep(size, remove, state: _State, attempt, left) -> bool:
@@ -334,3 +400,17 @@ def _return_early(candidates: _Candidates, state: _State, attempt, left) -> bool
         if attempt(candidates.returning(state.text, index)):
             return True
     return False
+
+
+def _drop_unused_arguments(candidates: _Candidates, state: _State, attempt, left) -> bool:
+    """Remove the arguments nothing uses (a removed op's stand-ins among them): every
+    function's at once, else one function's at a time."""
+    if attempt(candidates.without_unused_arguments(state.text)):
+        return True
+    changed = False
+    which = candidates.functions_with_unused_arguments(state.text) - 1
+    while which >= 0 and left():
+        if attempt(candidates.without_unused_arguments(state.text, which)):
+            changed = True
+        which -= 1
+    return changed

@@ -65,6 +65,13 @@ class StageReport:
         return sorted(peak, key=lambda d: (-peak[d], d))
 
 
+def dialect_context() -> ir.Context:
+    """The context `dialect_counts` parses in: an external tool's dialects still count."""
+    context = new_context()
+    context.allow_unregistered_dialects = True
+    return context
+
+
 def dialect_counts(ir_text: str, context: ir.Context) -> dict[str, int] | None:
     """Ops per dialect in the IR (the top-level module not counted), from the MLIR bindings;
     None when the text does not parse (a dialect these bindings do not know)."""
@@ -96,8 +103,7 @@ def build_report(
     note: str = "",
 ) -> StageReport:
     """The report of `snapshots` (stages `first_number`, ... of `pipeline`) after `input_ir`."""
-    context = new_context()
-    context.allow_unregistered_dialects = True  # an external tool's dialects still count
+    context = dialect_context()
     views = [StageView(0, input_name, (), None, input_ir, dialect_counts(input_ir, context), ())]
     for offset, snap in enumerate(snapshots):
         text = _ending_newline(snap.ir or "")

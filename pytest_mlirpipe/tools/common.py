@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 from ..atomic import write_atomic
 from ..errors import MissingExtra, MlirpipeError, Problem, UsageError, did_you_mean, missing_extra
 from ..model import Location
+from .whole_writes import whole_stdout
 
 # Trailing blanks only: `\s*` would also eat the blank lines after the marker, and with them
 # the line numbers of the next chunk.
@@ -279,6 +280,7 @@ def console_main(run) -> NoReturn:
     """Run a tool as a console script. A reader that closed the pipe (`mlirpipe passes | head`)
     ends it quietly with status 141, as SIGPIPE ends a Unix tool; Ctrl-C ends it with the one
     line `interrupted` and status 130 (contained work in forked children ends with it)."""
+    whole_stdout()
     try:
         status = run(sys.argv[1:], sys.stdin, sys.stdout, sys.stderr)
         sys.stdout.flush()  # a pipe closed after the last write breaks here

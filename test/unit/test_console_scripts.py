@@ -71,6 +71,24 @@ def test_a_reader_that_closed_the_pipe_ends_the_tool_quietly_as_sigpipe_would(ar
     assert (tool.wait(), stderr) == (141, "")
 
 
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "PYTHONUNBUFFERED"])
+def test_a_reader_that_leaves_in_the_middle_of_a_large_output_ends_the_tool_with_141(
+    unbuffered, tmp_path
+):
+    big = tmp_path / "big.mlir"  # far more than a pipe holds: the write is cut short
+    big.write_text("".join(ADD.replace("@add", f"@add{i}") for i in range(1000)))
+    command = script("mlirpipe-opt", big, "--pass-pipeline", "builtin.module(canonicalize)")
+    env = {**script_env(), "PYTHONUNBUFFERED": unbuffered}
+    tool = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+    assert tool.stdout.readline() == b"module {\n"
+    tool.stdout.close()  # as `| head -1` does once it has its line
+    with tool.stderr:
+        stderr = tool.stderr.read().decode()
+
+    assert (tool.wait(), stderr) == (141, "")
+
+
 def test_a_pipe_closed_after_the_first_line_ends_the_tool_quietly_in_a_shell():
     shell = f"set -o pipefail; {' '.join(map(repr, script('mlirpipe', 'passes')))} | head -1"
     done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, env=script_env())

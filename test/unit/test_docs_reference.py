@@ -57,18 +57,82 @@ def test_the_commands_reference_has_every_subcommand_and_both_tools(reference):
     assert "usage: mlirpipe-opt" in text and "--pass-pipeline" in text
 
 
-def test_each_marker_on_the_pages_is_replaced(reference):
+def test_each_marker_pair_on_the_pages_holds_the_generated_text(reference):
     pages = {
-        "reference/options.md": "pytest-options",
-        "reference/commands.md": "commands",
+        "reference/options.md": ("pytest-options", reference.options_reference()),
+        "reference/commands.md": ("commands", reference.commands_reference()),
     }
-    for page, name in pages.items():
+    assert set(pages) == set(reference.PAGES)
+    for page, (name, generated) in pages.items():
         text = (ROOT / "docs" / page).read_text(encoding="utf-8")
-        assert f"<!-- reference: {name} -->" in text
-        expanded = reference.on_page_markdown(text, page=None, config=None, files=None)
-        assert "<!-- reference:" not in expanded
-    generated = reference.expand("<!-- reference: pytest-options -->")
-    assert generated.startswith("| flag | ini key | default | meaning |")
+        region = (
+            f"<!-- reference: {name} -->\n\n{generated.rstrip()}\n\n<!-- /reference: {name} -->\n"
+        )
+        assert region in text, page
+    generated = reference.expand("<!-- reference: pytest-options -->\n")
+    assert generated.startswith("<!-- reference: pytest-options -->\n\n| flag | ini key |")
+
+
+def test_the_committed_reference_pages_are_what_the_generator_writes_now(reference):
+    stale = reference.stale_pages(ROOT / "docs", write=False)
+    assert stale == [], "the pages are not current: run python docs/hooks/reference.py"
+
+
+def test_regenerating_replaces_only_the_text_between_the_markers(reference):
+    page = (
+        "# Options\n\nabove\n\n<!-- reference: pytest-options -->\n\nold | table\n\n"
+        "<!-- /reference: pytest-options -->\n\n## Options on every kind of suite\n\nbelow\n"
+    )
+    expanded = reference.expand(page)
+    assert expanded.startswith("# Options\n\nabove\n\n<!-- reference: pytest-options -->\n\n| flag")
+    assert expanded.endswith(
+        "\n\n<!-- /reference: pytest-options -->\n\n## Options on every kind of suite\n\nbelow\n"
+    )
+    assert "old | table" not in expanded
+    assert reference.expand(expanded) == expanded
+
+
+def test_options_page_keeps_its_hand_written_section_below_the_generated_table():
+    text = (ROOT / "docs" / "reference" / "options.md").read_text(encoding="utf-8")
+    end = text.index("<!-- /reference: pytest-options -->")
+    assert text.index("## Options on every kind of suite") > end
+    assert "| flag | configure() | plain | external shell | init-adopted |" in text[end:]
+
+
+def test_the_check_names_each_page_that_is_not_current_and_how_to_regenerate_it(
+    reference, tmp_path, capsys
+):
+    for page in reference.PAGES:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / page).write_text((ROOT / "docs" / page).read_text(encoding="utf-8"))
+    options = tmp_path / "reference" / "options.md"
+    options.write_text(options.read_text().replace("| flag | ini key |", "| flag | ini |"))
+
+    assert reference.main(["--check"], docs=tmp_path) == 1
+    assert capsys.readouterr().err == (
+        "docs/reference/options.md: is not current: run python docs/hooks/reference.py\n"
+    )
+    assert reference.main([], docs=tmp_path) == 0
+    assert capsys.readouterr().err == "docs/reference/options.md: rewritten\n"
+    assert options.read_text() == (ROOT / "docs" / "reference" / "options.md").read_text()
+    assert reference.main(["--check"], docs=tmp_path) == 0
+    assert reference.main(["--bogus"], docs=tmp_path) == 2
+    assert capsys.readouterr().err == "usage: python docs/hooks/reference.py [--check]\n"
+
+
+@pytest.mark.parametrize(
+    ("page", "docs"), [("README.md", "docs/"), ("docs/reference/commands.md", "../")]
+)
+def test_the_commands_table_has_a_row_for_every_subcommand(reference, page, docs):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    table = text[text.index("| command | what it does |") :].split("\n\n")[0]
+    missing = [
+        name
+        for name in reference.subcommands(build_parser())
+        if f"| `mlirpipe {name}`" not in table and f"| `mlirpipe {name} " not in table
+    ]
+    assert missing == []
+    assert f"]({docs}guides/" in table
 
 
 def test_an_unknown_marker_is_an_error_naming_the_known_ones(reference):

@@ -418,3 +418,69 @@ def test_version_prints_the_installed_version():
     from importlib.metadata import version
 
     assert mlirpipe("--version") == (0, f"mlirpipe {version('pytest-mlirpipe')}\n", "")
+
+
+def test_showcase_runs_the_checks_of_a_relative_folder_outside_any_lit_suite(tmp_path, monkeypatch):
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "split.mlir").write_text(SPLIT_CASES)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+
+    status, out, err = mlirpipe("showcase", "../seeds")
+
+    assert (status, err) == (0, "")
+    assert "checks: 1 RUN lines with FileCheck -> PASS" in out
+    assert out.endswith("1 of 1 seed files passed their checks.\n")
+
+
+RESOURCE = """\
+// RUN: mlirpipe-opt %s --pipeline refbackend | filecheck %s
+// CHECK: llvm.func @f
+func.func @f(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %c = arith.constant dense_resource<torch_tensor_3_4_torch.float32> : tensor<3x4xf32>
+  %e = tensor.empty() : tensor<3x4xf32>
+  %r = linalg.add ins(%a, %c : tensor<3x4xf32>, tensor<3x4xf32>)
+                  outs(%e : tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      torch_tensor_3_4_torch.float32: "0x040000000000803F0000803F0000803F0000803F"
+    }
+  }
+#-}
+"""
+
+
+def test_showcase_counts_ops_per_dialect_as_the_stage_report_does(tmp_path, monkeypatch):
+    from pytest_mlirpipe.lowering.stage_report import report_stages
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "resource.mlir").write_text(RESOURCE)
+
+    status, out, err = mlirpipe("showcase", tmp_path / "resource.mlir")
+
+    assert (status, err) == (0, "")
+    assert "torch_tensor" not in out
+    report = report_stages(RESOURCE, catalog_for([]).get("refbackend"), source_name="r.mlir")
+    for view in report.views[1:]:
+        counts = ", ".join(f"{d} {n}" for d, n in sorted(view.counts.items()))
+        assert re.search(rf"^   {view.name} +\d+\.\d  {re.escape(counts)}$", out, re.M), view.name
+
+
+def test_showcase_says_so_when_a_stage_printed_ir_the_bindings_cannot_parse():
+    from pytest_mlirpipe.cli.showcase import _stage_table
+    from pytest_mlirpipe.model import LazyText, Snapshot
+
+    table = _stage_table([Snapshot("own-tool", (), 0.001, text=LazyText("mine.op %x {"))])
+
+    assert table.splitlines()[1].split() == [
+        "own-tool",
+        "1.0",
+        "(IR",
+        "the",
+        "bindings",
+        "cannot",
+        "parse)",
+    ]
