@@ -131,6 +131,15 @@ class LitSuiteDir(pytest.Directory):
     whose tree holds none of those."""
 
     def collect(self):
+        """The folder's nodes, found once: pytest collects a folder again for each file of it
+        given on the command line (so that a file given twice runs twice), and 1,000 files
+        given one by one would otherwise cost 1,000 scans of their folders' children."""
+        found = getattr(self, "_found", None)
+        if found is None:
+            found = self._found = list(self._scan())
+        return found
+
+    def _scan(self):
         from _pytest.pathlib import scandir
 
         discovery = self.config.stash[RUNNER_KEY].discovery

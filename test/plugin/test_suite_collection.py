@@ -127,3 +127,28 @@ def test_a_module_outside_any_suite_that_exits_with_a_message_is_a_collection_er
         ]
     )
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_files_given_one_by_one_have_their_folder_scanned_once(tree):
+    """pytest collects a folder again for each of its files given on the command line; the
+    folder's children are found once all the same, so 1,000 files given one by one cost what
+    their folder costs (each test file is offered to the hooks once, not once per argument)."""
+    names = [f"t{i}.mlir" for i in range(6)]
+    for name in names:
+        (tree.path / "test" / name).write_text(TEST)
+    conftest = tree.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + OFFERED)
+    result = tree.runpytest("--collect-only", "-q", "-p", "no:cacheprovider",
+                            *(f"test/{n}" for n in names))  # fmt: skip
+    result.stdout.fnmatch_lines([f"test/{n}::{n}" for n in names])
+    offered = (tree.path / "offered.txt").read_text().split()
+    assert [offered.count(n) for n in [*names, "fold.mlir"]] == [1] * (len(names) + 1), offered
+
+
+# The files pytest_collect_file is called for, once per call.
+OFFERED = """
+
+def pytest_collect_file(file_path):
+    with open(pathlib.Path(__file__).parent / "offered.txt", "a") as offered:
+        offered.write(file_path.name + "\\n")
+"""
