@@ -569,7 +569,7 @@ def lint_file(test, path: Path, chosen: str = "") -> list[Finding] | None:
     and the FileCheck engine the run chose (mlirpipe_filecheck, "" for none); None when lit
     would not run its RUN lines (no RUN line, unsupported, a broken substitution), so that
     nothing can be said of its prefixes."""
-    from ..tools.filecheck import ENGINE_ENV
+    from ..tools.filecheck_env import ENGINE_ENV
     from .script import substituted_script
 
     script = substituted_script(test)

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from .common import console_main
+from .filecheck_env import ENGINE_ENV, LLVM_ENV
 
 # Which FileCheck runs `filecheck`/`FileCheck` RUN commands, set by the suite's configuration
 # (mlirpipe_filecheck, the lit param of the same name) in the RUN lines' environment.
-ENGINE_ENV = "MLIRPIPE_FILECHECK"
-LLVM_ENV = "MLIRPIPE_FILECHECK_LLVM"  # the LLVM FileCheck binary found or named for the suite
 ENGINES = ("auto", "llvm", "python", "both")
 DISAGREE = "filecheck: warning: LLVM FileCheck and the Python port disagree"
 # Where `both` appends its disagreement reports (JSON lines: argv, report) when a test runner
