@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 from ...model import IMPORT_TARGETS
 from .base import TORCH_TARGETS, Frontend, ImportOptions, describe, private_tempdir
+from .integer_division import divides_integers, exact_floor_division
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,9 +238,13 @@ def _decompose(program: Any, table: Any, what: str) -> Any:
 
 
 def lower_exported(exported: ExportedModule, to: str, what: str, options: ImportOptions) -> str:
-    """An exported (and decomposed) program as MLIR at import target `to`."""
+    """An exported (and decomposed) program as MLIR at import target `to`; to linalg with its
+    integer floor divisions made exact (integer_division.py)."""
     _check_target(to)
-    return _fx_import(exported.program, IMPORT_TARGETS[to], what, options.legal_ops(to))
+    program = exported.program
+    if to == "linalg" and divides_integers(program):
+        program = _decompose(program, exact_floor_division(), what)
+    return _fx_import(program, IMPORT_TARGETS[to], what, options.legal_ops(to))
 
 
 # The second export mode, tried when the first fails: TorchDynamo traces forward() and keeps

@@ -461,8 +461,17 @@ def _usable_exact(
 
 
 def _item(x: np.ndarray, ix: Any) -> Any:
-    """One element as a Python number (bfloat16 as a float)."""
-    return widened(x[tuple(ix)]).item()
+    """One element as a Python number: an integer as an int, a boolean as a bool (bfloat16
+    as a float)."""
+    value = x[tuple(ix)]
+    return widened(value).item() if is_inexact(x.dtype) else value.item()
+
+
+def _integer_distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """|a - e| of two integer (or boolean) arrays, exact before it becomes float64: the
+    difference is taken in uint64, where it neither overflows nor rounds."""
+    au, eu = a.astype(np.uint64), e.astype(np.uint64)
+    return np.where(a >= e, au - eu, eu - au).astype(np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,8 +489,7 @@ class _Masks:
 def _masks(a: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> _Masks:
     if not is_inexact(e.dtype):  # integers and booleans compare exactly
         none = np.zeros(a.shape, bool)
-        diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
-        return _Masks(a != e, diff, none, none, 0, np.zeros(a.shape, bool))
+        return _Masks(a != e, _integer_distance(a, e), none, none, 0, np.zeros(a.shape, bool))
     a64, e64 = widened(a), widened(e)
     nan_a, nan_e = np.isnan(a64), np.isnan(e64)
     close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
