@@ -58,6 +58,7 @@ class _ExecutionRun:
                 mode=options.mode,
                 isolation=_isolation(options),
                 timeout=options.timeout,
+                timeout_from=options.timeout_from,
                 bisect=options.bisect,
             )
         return self._checker

@@ -153,6 +153,7 @@ class ModelChecker:
         work_dir: Path | str | None = None,
         bisect: bool = False,
         repros: bool = True,
+        timeout_from: str = "mlirpipe_timeout",
     ):
         check_mode(mode)
         self.pipeline_dirs = [str(d) for d in pipeline_dirs]
@@ -165,6 +166,7 @@ class ModelChecker:
         # a hang fails one pipeline of one case; "none": everything runs in this process.
         self.isolation = isolation
         self.timeout = timeout
+        self.timeout_from = timeout_from  # where the limit was set, as a TIMEOUT names it
         self.work = WorkDir(work_dir)
         # Whether check() looks for the first stage after which wrong results begin.
         self.bisect_failures = bisect
@@ -424,7 +426,9 @@ class ModelChecker:
             timeout=self.timeout or None,
         )
         if not ended.ok:
-            error = _contained_failure(ended, case, pipe, imported, self.timeout)
+            error = _contained_failure(
+                ended, case, pipe, imported, f"{self.timeout:g} s ({self.timeout_from})"
+            )
             verdict = ExecutionVerdict.TIMEOUT if ended.kind == "timeout" else ExecutionVerdict.FAIL
             failed = Outcome(case.name, pipe.name, verdict, mode=case.mode, error=error)
             return failed, None
@@ -508,12 +512,13 @@ def _failed(case: _Case, pipeline: str, exc: MlirpipeError) -> Outcome:
 
 
 def _contained_failure(
-    ended, case: _Case, pipe: Pipeline, imported: ImportedModel, limit: float
+    ended, case: _Case, pipe: Pipeline, imported: ImportedModel, limit: str
 ) -> str:
-    """What ended the contained compile-and-run, where, and how to reproduce it."""
+    """What ended the contained compile-and-run, where, and how to reproduce it; `limit` is
+    the time limit with the option that set it."""
     where = ended.notes[-1] if ended.notes else "compiling"
     if ended.kind == "timeout":
-        what = f"no result after {limit:g} s (mlirpipe_timeout), while {where}"
+        what = f"no result after {limit}, while {where}"
     elif ended.kind == "error":
         what = f"internal error, while {where}: {ended.detail.strip().splitlines()[-1]}"
     else:
