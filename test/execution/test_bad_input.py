@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import torch
 from cases import Add, PrimsViewOf
-from cli_run import MLIRPIPE
+from cli_run import MLIRPIPE, run_cli
 
 from pytest_mlirpipe.errors import MlirpipeError, UsageError
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
@@ -175,3 +175,18 @@ def test_a_wrong_input_shape_gives_our_error_without_torch_tracebacks(tmp_path) 
         "mat1 and mat2 shapes cannot be multiplied (3x5 and 4x2)\n"
     )
     assert "Traceback" not in run.stderr and "fake_tensor.py" not in run.stderr
+
+
+def test_import_with_an_input_of_the_wrong_width_names_the_shapes_not_tracing_advice(
+    tmp_path,
+) -> None:
+    (tmp_path / "linear.py").write_text(LINEAR)
+    argv = ["import", f"{tmp_path}/linear.py::Linear", "--inputs", "3x5xf32", "--to", "linalg"]
+    code, out, err = run_cli(argv)
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: module 'Linear' fails on the example inputs (3x5xfloat32): RuntimeError: "
+        "mat1 and mat2 shapes cannot be multiplied (3x5 and 4x2)\n"
+        "  hint: give one example input per forward() argument, with the shapes and dtypes "
+        "the model expects\n"
+    )
