@@ -19,7 +19,7 @@ from .native.jit import NativeFunction
 from .native.model_lowering import require_llvm_output
 from .refusal import Refusal, refusal_of
 from .results.compare import Comparison, Tolerances, compare
-from .results.reference import Float64Results, float64_results
+from .results.reference import Float64Results, float64_results, reference_label
 from .results.samples import reseeded
 from .results.timing import TimingConfig, measure
 from .workdir import WorkDir
@@ -131,6 +131,7 @@ class _Case:
     timed: bool
     baseline: Callable[..., Any] | None  # what torch runs when timed against the native code
     work: WorkDir  # where shared libraries are built and repro files written
+    reference: str = "torch"  # what computed `expected`, as a report names it
 
 
 class ModelChecker:
@@ -320,6 +321,7 @@ class ModelChecker:
             timed,
             reference or frontend.eager(),
             self._work(work_dir),
+            reference_label(reference),
         )
 
     def _bisect(self, case: _Case, pipeline: str, known_wrong: bool) -> Bisection:
@@ -370,7 +372,12 @@ class ModelChecker:
                 expected = frontend.expected(lambda: self.pipeline(first_pipeline))
         if not tolerances.uniform:
             with reseeded():
-                exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
+                exact = float64_results(
+                    reference or frontend.eager(),
+                    frontend.inputs,
+                    expected,
+                    reference_label(reference),
+                )
         else:
             exact = Float64Results(why_not="a tolerance was given")
         return expected, exact
@@ -460,6 +467,7 @@ class ModelChecker:
                 case.tolerances,
                 case.exact.results,
                 case.exact.why_not,
+                case.reference,
             )
         except MlirpipeError as exc:
             return _failed(case, pipe.name, exc), None

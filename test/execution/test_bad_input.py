@@ -101,11 +101,13 @@ def test_nan_where_torch_has_a_number_is_reported_with_positions(checker) -> Non
     text = info.value.format()
     assert (
         "result 0 ('result0'): 2 of 4 elements differ (50.00%) beyond the scaled tolerance "
-        "|native - float64| <= 10 x torch's error 3.81e-09 + rtol=0.0001 x |float64| + atol=1e-05"
+        "|native - float64| <= 10 x reference's error 3.81e-09 + rtol=0.0001 x |float64| "
+        "+ atol=1e-05"
     ) in text
-    assert "against the float64 result: native max error nan, torch's 3.80931e-09" in text
+    assert "against the float64 result: native max error nan, reference's 3.80931e-09" in text
     assert "    [1]: nan vs 0.0, 0.0" in text
-    assert "NaN in the native result where torch has a number: 2 positions, first [1], [3]" in text
+    nan = "NaN in the native result where reference has a number: 2 positions, first [1], [3]"
+    assert nan in text
 
 
 def test_a_missing_c_compiler_is_reported_for_aot(checker, monkeypatch) -> None:
