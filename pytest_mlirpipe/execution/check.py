@@ -12,6 +12,7 @@ from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import ExecutionVerdict, Pipeline
 from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
 from .cache import ArtifactCache
+from .commands import PLAIN, CommandContext
 from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, reference_results
 from .native.blas_library import set_blas_threads
 from .native.compiled_model import CompiledModel, check_mode, compile_model
@@ -132,6 +133,7 @@ class _Case:
     baseline: Callable[..., Any] | None  # what torch runs when timed against the native code
     work: WorkDir  # where shared libraries are built and repro files written
     reference: str = "torch"  # what computed `expected`, as a report names it
+    commands: CommandContext = PLAIN  # what its printed commands need to run
 
 
 class ModelChecker:
@@ -180,6 +182,11 @@ class ModelChecker:
 
     def _work(self, work_dir: Path | str | None) -> WorkDir:
         return WorkDir(work_dir) if work_dir is not None else self.work
+
+    def commands(self) -> CommandContext:
+        """What the commands a failure prints need to run in a shell as they ran here: this
+        checker's pipeline folders, the pass modules loaded through the environment."""
+        return CommandContext.here(self.pipeline_dirs)
 
     def pipeline(self, name: str) -> Pipeline:
         from ..lowering.catalog import catalog_for
@@ -322,6 +329,7 @@ class ModelChecker:
             reference or frontend.eager(),
             self._work(work_dir),
             reference_label(reference),
+            self.commands(),
         )
 
     def _bisect(self, case: _Case, pipeline: str, known_wrong: bool) -> Bisection:
@@ -349,6 +357,7 @@ class ModelChecker:
                 probe,
                 source_name=case.name,
                 keep=lambda: case.work.kept_folder("mlirpipe-bisect-"),
+                commands=case.commands,
                 known_wrong=known_wrong,
             )
         except MlirpipeError as exc:  # the mismatch is still reported, with why this stopped
@@ -543,4 +552,4 @@ def _write_repro(case: _Case, pipe: Pipeline, imported: ImportedModel) -> tuple[
     source = folder / f"{safe}.input.mlir"
     source.write_text(imported.text)
     output = folder / f"{safe}.llvm.mlir"
-    return source, f"mlirpipe-opt {source} --pipeline {pipe.name} -o {output}"
+    return source, case.commands.line("mlirpipe-opt", source, "--pipeline", pipe.name, "-o", output)
