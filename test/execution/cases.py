@@ -440,6 +440,7 @@ class Int64Division(nn.Module):
         return (
             torch.div(a, b, rounding_mode="floor"),
             torch.div(a, b, rounding_mode="trunc"),
+            torch.div(a, b),  # true division: float32
             torch.floor_divide(a, -b),
             torch.remainder(a, b),
             torch.div(a, 1073741824, rounding_mode="floor"),

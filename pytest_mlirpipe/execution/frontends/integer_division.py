@@ -57,11 +57,23 @@ def exact_floor_division() -> dict[Any, Any]:
 def divides_integers(program: Any) -> bool:
     """Whether an exported program floor-divides integers (an op `exact_floor_division`
     decomposes, with an integer result)."""
-    ops = exact_floor_division()
     return any(
-        n.op == "call_function" and n.target in ops and _is_integer(n.meta.get("val"))
+        n.op == "call_function" and _floors(n) and _is_integer(n.meta.get("val"))
         for n in program.graph.nodes
     )
+
+
+def _floors(node: Any) -> bool:
+    """Whether an FX node is a floor division (a div with rounding_mode="floor")."""
+    import torch
+
+    aten = torch.ops.aten
+    if node.target in (aten.floor_divide.default, aten.floor_divide.Scalar):
+        return True
+    if node.target not in (aten.div.Tensor_mode, aten.div.Scalar_mode):
+        return False
+    mode = node.kwargs.get("rounding_mode", node.args[2] if len(node.args) > 2 else None)
+    return mode == "floor"
 
 
 def _is_integer(value: Any) -> bool:
