@@ -101,12 +101,12 @@ def test_nan_where_torch_has_a_number_is_reported_with_positions(checker) -> Non
     text = info.value.format()
     assert (
         "result 0 ('result0'): 2 of 4 elements differ (50.00%) beyond the scaled tolerance "
-        "|native - float64| <= 10 x reference's error 3.81e-09 + rtol=0.0001 x |float64| "
+        "|native - float64| <= 10 x the reference's error 3.81e-09 + rtol=0.0001 x |float64| "
         "+ atol=1e-05"
     ) in text
-    assert "against the float64 result: native max error nan, reference's 3.80931e-09" in text
+    assert "against the float64 result: native max error nan, the reference's 3.80931e-09" in text
     assert "    [1]: nan vs 0.0, 0.0" in text
-    nan = "NaN in the native result where reference has a number: 2 positions, first [1], [3]"
+    nan = "NaN in the native result where the reference has a number: 2 positions, first [1], [3]"
     assert nan in text
 
 

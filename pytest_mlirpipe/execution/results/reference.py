@@ -24,11 +24,12 @@ class Float64Results:
 
 def reference_label(fn: Callable[..., Any] | None) -> str:
     """How a report names what computed the expected values: "torch" (the model itself, no
-    `reference` given), "reference NAME" for a named function or module, else "reference"."""
+    `reference` given), "the reference NAME" for a named function or module, else "the
+    reference" (a lambda)."""
     if fn is None:
         return "torch"
     name = getattr(fn, "__name__", type(fn).__name__ if hasattr(fn, "forward") else "")
-    return f"reference {name}" if name.isidentifier() else "reference"
+    return f"the reference {name}" if name.isidentifier() else "the reference"
 
 
 def float64_results(
