@@ -58,6 +58,7 @@ class _ExecutionRun:
                 mode=options.mode,
                 isolation=_isolation(options),
                 timeout=options.timeout,
+                timeout_from=options.timeout_from,
                 bisect=options.bisect,
             )
         return self._checker
@@ -288,7 +289,7 @@ class MlirpipeFixture:
                 },
             ),
             where,
-            lambda exc: _run_line(exc, model, inputs, differs, self._root),
+            lambda exc: _run_line(exc, model, inputs, differs, self._root, self.checker),
         )
 
     def _checked(self, model: Any, inputs: tuple[Any, ...], options: dict[str, Any]):
@@ -396,6 +397,7 @@ def _run_line(
     inputs: tuple[Any, ...],
     differs: dict[str, Any],
     root: Path | None,
+    checker: ModelChecker,
 ) -> str:
     """The `mlirpipe run` command that checks the model again outside pytest, for pipelines
     with wrong results, when there is one (see model_file.run_command)."""
@@ -405,7 +407,9 @@ def _run_line(
     if not isinstance(exc, ExecutionMismatch):
         return ""
     wrong = [o.pipeline for o in exc.outcomes if o.verdict.is_failure and o.comparison]
-    command = run_command(model, inputs, wrong, root, differs) if wrong else None
+    if not wrong:
+        return ""
+    command = run_command(model, inputs, wrong, root, differs, checker.commands())
     if command is None:
         return ""
     return f"  check it again outside pytest (seeded random inputs of these shapes): {command}"

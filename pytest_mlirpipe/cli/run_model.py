@@ -89,6 +89,7 @@ def _run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO
         mode=args.mode,
         bisect=args.bisect,
         timeout=timeout,
+        timeout_from="--timeout",
     )
     status = 0
     try:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import IRLevel, Location, Pipeline, Stage
+from .commands import PLAIN, CommandContext
 
 RIGHT, WRONG, UNKNOWN = "right", "wrong", "unknown"
 DIFF_LINES = 60  # diff lines a report shows; the full IR is in the files it names
@@ -274,13 +275,15 @@ def find_divergence(
     pass_options=None,
     keep: Callable[[], Path] | None = None,
     known_wrong: bool = False,
+    commands: CommandContext = PLAIN,
 ) -> Bisection:
     """The first stage of `pipeline` after which the lowered `source` computes wrongly.
 
     Each stage's snapshot is lowered the rest of the way by the trusted tail of its level
     (tail_for) and judged by `probe`. The search is binary (see `search`); with `known_wrong`
     (the caller ran the whole pipeline and its results were wrong) the last snapshot is not
-    probed. `keep()`, when given, makes a folder for the IR before and after the stage named."""
+    probed. `keep()`, when given, makes a folder for the IR before and after the stage named;
+    `commands` what the command rerunning the stage needs (pipeline folders, pass modules)."""
     from ..lowering.stages import run_stages
 
     run = run_stages(
@@ -320,7 +323,7 @@ def find_divergence(
         stage_diff(points[lo].text, points[hi].text, _after(points[lo]), _after(points[hi])),
         done,
         "" if hi == lo + 1 else "the snapshots between them could not be run (see the probes)",
-        _keep_files(points[lo], points[hi], pipeline, keep) if keep is not None else "",
+        _keep_files(points[lo], points[hi], pipeline, keep, commands) if keep is not None else "",
     )
 
 
@@ -343,7 +346,9 @@ def _why_not(first: Probe) -> str:
     return f"the imported model could not be run through the trusted tail ({first.detail})"
 
 
-def _keep_files(before: _Point, after: _Point, pipeline: Pipeline, keep) -> str:
+def _keep_files(
+    before: _Point, after: _Point, pipeline: Pipeline, keep, commands: CommandContext
+) -> str:
     """Write the IR before and after the suspect stages; say how to run them again."""
     folder = keep()
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in after.name)
@@ -351,8 +356,8 @@ def _keep_files(before: _Point, after: _Point, pipeline: Pipeline, keep) -> str:
     end = folder / f"{safe}.output.mlir"
     start.write_text(before.text)
     end.write_text(after.text)
-    start_after = "" if before.name == "input" else f" --start-after {before.name}"
-    return (
-        f"IR before and after: {start} and {end}; rerun the stage with: mlirpipe-opt {start} "
-        f"--pipeline {pipeline.name}{start_after} --stop-after {after.name}"
+    start_after = [] if before.name == "input" else ["--start-after", before.name]
+    rerun = commands.line(
+        "mlirpipe-opt", start, "--pipeline", pipeline.name, *start_after, "--stop-after", after.name
     )
+    return f"IR before and after: {start} and {end}; rerun the stage with: {rerun}"

@@ -12,6 +12,7 @@ from ..errors import MlirpipeError, Problem, UsageError, first_line
 from ..model import ExecutionVerdict, Pipeline
 from .bisect import RIGHT, UNKNOWN, WRONG, Bisection, find_divergence
 from .cache import ArtifactCache
+from .commands import PLAIN, CommandContext
 from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, reference_results
 from .native.blas_library import set_blas_threads
 from .native.compiled_model import CompiledModel, check_mode, compile_model
@@ -19,7 +20,7 @@ from .native.jit import NativeFunction
 from .native.model_lowering import require_llvm_output
 from .refusal import Refusal, refusal_of
 from .results.compare import Comparison, Tolerances, compare
-from .results.reference import Float64Results, float64_results
+from .results.reference import Float64Results, float64_results, reference_label
 from .results.samples import reseeded
 from .results.timing import TimingConfig, measure
 from .workdir import WorkDir
@@ -131,6 +132,8 @@ class _Case:
     timed: bool
     baseline: Callable[..., Any] | None  # what torch runs when timed against the native code
     work: WorkDir  # where shared libraries are built and repro files written
+    reference: str = "torch"  # what computed `expected`, as a report names it
+    commands: CommandContext = PLAIN  # what its printed commands need to run
 
 
 class ModelChecker:
@@ -153,6 +156,7 @@ class ModelChecker:
         work_dir: Path | str | None = None,
         bisect: bool = False,
         repros: bool = True,
+        timeout_from: str = "mlirpipe_timeout",
     ):
         check_mode(mode)
         self.pipeline_dirs = [str(d) for d in pipeline_dirs]
@@ -165,6 +169,7 @@ class ModelChecker:
         # a hang fails one pipeline of one case; "none": everything runs in this process.
         self.isolation = isolation
         self.timeout = timeout
+        self.timeout_from = timeout_from  # where the limit was set, as a TIMEOUT names it
         self.work = WorkDir(work_dir)
         # Whether check() looks for the first stage after which wrong results begin.
         self.bisect_failures = bisect
@@ -177,6 +182,11 @@ class ModelChecker:
 
     def _work(self, work_dir: Path | str | None) -> WorkDir:
         return WorkDir(work_dir) if work_dir is not None else self.work
+
+    def commands(self) -> CommandContext:
+        """What the commands a failure prints need to run in a shell as they ran here: this
+        checker's pipeline folders, the pass modules loaded through the environment."""
+        return CommandContext.here(self.pipeline_dirs)
 
     def pipeline(self, name: str) -> Pipeline:
         from ..lowering.catalog import catalog_for
@@ -318,6 +328,8 @@ class ModelChecker:
             timed,
             reference or frontend.eager(),
             self._work(work_dir),
+            reference_label(reference),
+            self.commands(),
         )
 
     def _bisect(self, case: _Case, pipeline: str, known_wrong: bool) -> Bisection:
@@ -345,6 +357,7 @@ class ModelChecker:
                 probe,
                 source_name=case.name,
                 keep=lambda: case.work.kept_folder("mlirpipe-bisect-"),
+                commands=case.commands,
                 known_wrong=known_wrong,
             )
         except MlirpipeError as exc:  # the mismatch is still reported, with why this stopped
@@ -368,7 +381,12 @@ class ModelChecker:
                 expected = frontend.expected(lambda: self.pipeline(first_pipeline))
         if not tolerances.uniform:
             with reseeded():
-                exact = float64_results(reference or frontend.eager(), frontend.inputs, expected)
+                exact = float64_results(
+                    reference or frontend.eager(),
+                    frontend.inputs,
+                    expected,
+                    reference_label(reference),
+                )
         else:
             exact = Float64Results(why_not="a tolerance was given")
         return expected, exact
@@ -424,7 +442,9 @@ class ModelChecker:
             timeout=self.timeout or None,
         )
         if not ended.ok:
-            error = _contained_failure(ended, case, pipe, imported, self.timeout)
+            error = _contained_failure(
+                ended, case, pipe, imported, f"{self.timeout:g} s ({self.timeout_from})"
+            )
             verdict = ExecutionVerdict.TIMEOUT if ended.kind == "timeout" else ExecutionVerdict.FAIL
             failed = Outcome(case.name, pipe.name, verdict, mode=case.mode, error=error)
             return failed, None
@@ -456,6 +476,7 @@ class ModelChecker:
                 case.tolerances,
                 case.exact.results,
                 case.exact.why_not,
+                case.reference,
             )
         except MlirpipeError as exc:
             return _failed(case, pipe.name, exc), None
@@ -508,12 +529,13 @@ def _failed(case: _Case, pipeline: str, exc: MlirpipeError) -> Outcome:
 
 
 def _contained_failure(
-    ended, case: _Case, pipe: Pipeline, imported: ImportedModel, limit: float
+    ended, case: _Case, pipe: Pipeline, imported: ImportedModel, limit: str
 ) -> str:
-    """What ended the contained compile-and-run, where, and how to reproduce it."""
+    """What ended the contained compile-and-run, where, and how to reproduce it; `limit` is
+    the time limit with the option that set it."""
     where = ended.notes[-1] if ended.notes else "compiling"
     if ended.kind == "timeout":
-        what = f"no result after {limit:g} s (mlirpipe_timeout), while {where}"
+        what = f"no result after {limit}, while {where}"
     elif ended.kind == "error":
         what = f"internal error, while {where}: {ended.detail.strip().splitlines()[-1]}"
     else:
@@ -530,4 +552,4 @@ def _write_repro(case: _Case, pipe: Pipeline, imported: ImportedModel) -> tuple[
     source = folder / f"{safe}.input.mlir"
     source.write_text(imported.text)
     output = folder / f"{safe}.llvm.mlir"
-    return source, f"mlirpipe-opt {source} --pipeline {pipe.name} -o {output}"
+    return source, case.commands.line("mlirpipe-opt", source, "--pipeline", pipe.name, "-o", output)

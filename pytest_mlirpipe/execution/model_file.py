@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Problem, UsageError, did_you_mean, first_line
 from ..model import Location
+from .commands import PLAIN, CommandContext
 
 if TYPE_CHECKING:
     import torch
@@ -295,11 +296,13 @@ def run_command(
     pipelines: Sequence[str],
     root: Path | None = None,
     options: dict[str, Any] | None = None,
+    commands: CommandContext | None = None,
 ) -> str | None:
     """The `mlirpipe run FILE.py::Name --inputs SPEC ...` that checks `model` again outside
     pytest, when it can: the model's class is defined at the top of a file and built with no
     arguments, every input is a tensor of a spec's dtype, and `options` (rtol, atol, mode)
-    have flags. None otherwise."""
+    have flags. None otherwise. A file under `root` is named from there (`cd ROOT && ...`);
+    `commands` adds the pipeline folders and pass modules the run had."""
     import torch
 
     options = {k: v for k, v in (options or {}).items() if v is not None}
@@ -323,13 +326,14 @@ def run_command(
         if not isinstance(x, torch.Tensor) or x.layout != torch.strided or name not in dtypes:
             return None
         specs.append(str(TensorSpec(tuple(x.shape), dtypes[name])))
+    cwd = None
     if root is not None and source.is_relative_to(root):
-        source = source.relative_to(root)
-    words = [f"{source}::{cls.__qualname__}", "--inputs", ",".join(specs) or "''"]
+        source, cwd = source.relative_to(root), root
+    words = [f"{source}::{cls.__qualname__}", "--inputs", ",".join(specs)]
     words += ["--pipeline", ",".join(pipelines)]
     for key, value in options.items():
         words += [flags[key], str(value)]
-    return "mlirpipe run " + " ".join(words)
+    return (commands or PLAIN).line("mlirpipe", "run", *words, cwd=cwd)
 
 
 def _built_without_arguments(cls: type) -> bool:

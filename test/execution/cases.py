@@ -432,6 +432,49 @@ class HalfOps(nn.Module):
         return h * h + 1, b * b + 1, h.float() + b.float()
 
 
+class Int64Division(nn.Module):
+    """Every integer division and rounding mode of torch on int64: by a tensor (divisors of
+    both signs, some dividing exactly) and by Python ints of both signs."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor):
+        return (
+            torch.div(a, b, rounding_mode="floor"),
+            torch.div(a, b, rounding_mode="trunc"),
+            torch.div(a, b),  # true division: float32
+            torch.floor_divide(a, -b),
+            torch.remainder(a, b),
+            torch.div(a, 1073741824, rounding_mode="floor"),
+            torch.div(a, -1073741824, rounding_mode="floor"),
+            torch.div(a, -3, rounding_mode="trunc"),
+            a // 7,
+            torch.remainder(a, -1073741824),
+            a % 7,
+        )
+
+
+# int64 dividends near 2**63 (beyond float64's 2**53, where a quotient through float64 is
+# rounded), negative, exact multiples of their divisor, and small
+INT64_EDGES = (
+    2**63 - 2,
+    -(2**63 - 1),
+    2**63 - 1,
+    -(2**63) + 2**30,
+    2**30,
+    3 * 2**30,
+    -5 * 2**30,
+    2**53 + 1,
+    -3,
+    0,
+    7,
+    -7,
+)
+INT64_DIVISORS = (2**30, -(2**30), 3, -7, 2**30, -(2**30), -1, 2**62, 5, -7, -7, 7)
+
+
+def int64_edges(g: torch.Generator) -> list[Any]:
+    return [torch.tensor(INT64_EDGES), torch.tensor(INT64_DIVISORS)]
+
+
 def randcomplex(*shape: int, dtype: torch.dtype) -> Callable[[torch.Generator], Any]:
     return lambda g: torch.randn(shape, generator=g, dtype=dtype)
 
@@ -620,6 +663,16 @@ CASES: list[Case] = [
             pipeline: "torch-mlir's FX importer (import): 'Unimplemented call_function: "
             "sym_ite' for .item() of a bool tensor"
             for pipeline in ("refbackend", "refbackend-vectorized")
+        },
+    ),
+    Case(
+        "int64-division",
+        Int64Division,
+        int64_edges,
+        xfail={
+            "tosa": "torch-mlir's torch-to-tosa (import to tosa) floor-divides int64 testing "
+            "a * b < 0, which overflows near 2**63, and computes int64 differences in int32 "
+            "(remainder)"
         },
     ),
     Case(

@@ -119,6 +119,9 @@ def test_run_stops_a_model_whose_compiled_code_never_returns_at_its_timeout(
     argv = ["run", f"{tmp_path}/loop.py::Loop", "--inputs", "7x9xf32", "--timeout", "3"]
     code, out, err = run_cli([*argv, "--no-time", "--json", str(report)])
     assert code == 1
-    assert "through pipeline 'refbackend' (jit): TIMEOUT, no result after 3 s" in err
+    assert (
+        "through pipeline 'refbackend' (jit): TIMEOUT, no result after 3 s (--timeout), while "
+        "running the compiled code\n"
+    ) in err
     assert [ln.split()[1:3] for ln in out.splitlines()[2:3]] == [["refbackend", "TIMEOUT"]]
     assert [r["verdict"] for r in json.loads(report.read_text())["results"]] == ["TIMEOUT"]

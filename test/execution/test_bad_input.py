@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import torch
 from cases import Add, PrimsViewOf
-from cli_run import MLIRPIPE
+from cli_run import MLIRPIPE, run_cli
 
 from pytest_mlirpipe.errors import MlirpipeError, UsageError
 from pytest_mlirpipe.execution.check import ExecutionMismatch, ModelChecker
@@ -101,11 +101,13 @@ def test_nan_where_torch_has_a_number_is_reported_with_positions(checker) -> Non
     text = info.value.format()
     assert (
         "result 0 ('result0'): 2 of 4 elements differ (50.00%) beyond the scaled tolerance "
-        "|native - float64| <= 10 x torch's error 3.81e-09 + rtol=0.0001 x |float64| + atol=1e-05"
+        "|native - float64| <= 10 x the reference's error 3.81e-09 + rtol=0.0001 x |float64| "
+        "+ atol=1e-05"
     ) in text
-    assert "against the float64 result: native max error nan, torch's 3.80931e-09" in text
+    assert "against the float64 result: native max error nan, the reference's 3.80931e-09" in text
     assert "    [1]: nan vs 0.0, 0.0" in text
-    assert "NaN in the native result where torch has a number: 2 positions, first [1], [3]" in text
+    nan = "NaN in the native result where the reference has a number: 2 positions, first [1], [3]"
+    assert nan in text
 
 
 def test_a_missing_c_compiler_is_reported_for_aot(checker, monkeypatch) -> None:
@@ -175,3 +177,18 @@ def test_a_wrong_input_shape_gives_our_error_without_torch_tracebacks(tmp_path) 
         "mat1 and mat2 shapes cannot be multiplied (3x5 and 4x2)\n"
     )
     assert "Traceback" not in run.stderr and "fake_tensor.py" not in run.stderr
+
+
+def test_import_with_an_input_of_the_wrong_width_names_the_shapes_not_tracing_advice(
+    tmp_path,
+) -> None:
+    (tmp_path / "linear.py").write_text(LINEAR)
+    argv = ["import", f"{tmp_path}/linear.py::Linear", "--inputs", "3x5xf32", "--to", "linalg"]
+    code, out, err = run_cli(argv)
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: module 'Linear' fails on the example inputs (3x5xfloat32): RuntimeError: "
+        "mat1 and mat2 shapes cannot be multiplied (3x5 and 4x2)\n"
+        "  hint: give one example input per forward() argument, with the shapes and dtypes "
+        "the model expects\n"
+    )

@@ -109,6 +109,46 @@ def test_a_model_that_cannot_run_in_float64_falls_back_to_the_per_dtype_pair(che
     assert result.why_not_scaled == ("the model does not run in float64 (TypeError: float32 only)")
 
 
+def wrong_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a @ b.t()
+
+
+def test_a_wrong_reference_function_is_named_where_the_report_would_say_torch(checker) -> None:
+    with pytest.raises(ExecutionMismatch) as info:
+        checker.check(Matmul(), randn(8, 8), randn(8, 8, seed=1), reference=wrong_matmul)
+    lines = info.value.format().splitlines()
+    assert "|native - float64| <= 10 x the reference wrong_matmul's error " in lines[0]
+    assert lines[1].startswith("  against the float64 result: native max error ")
+    assert ", the reference wrong_matmul's " in lines[1]
+    assert lines[2].startswith("  against the reference wrong_matmul: max abs error ")
+    assert lines[3] == "  first differing (index: native vs the reference wrong_matmul, float64):"
+    assert "torch" not in "\n".join(lines[:4])
+
+
+def test_a_reference_function_that_cannot_run_in_float64_is_named_not_the_model(checker) -> None:
+    def float32_only(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if a.dtype != torch.float32:
+            raise TypeError("float32 only")
+        return a @ b.t()
+
+    with pytest.raises(ExecutionMismatch) as info:
+        checker.check(Matmul(), randn(8, 8), randn(8, 8, seed=1), reference=float32_only)
+    (result,) = info.value.outcomes[0].comparison.results
+    assert result.why_not_scaled == (
+        "the reference float32_only does not run in float64 (TypeError: float32 only)"
+    )
+    lines = info.value.format().splitlines()
+    assert lines[0].endswith(
+        "beyond rtol=0.0001, atol=1e-05 (the float32 default: the reference float32_only does not "
+        "run in float64 (TypeError: float32 only))"
+    )
+    assert lines[2] == "  first differing (index: native vs the reference float32_only):"
+    (lambda_result,) = checker.check(
+        Matmul(), randn(2, 2), randn(2, 2, seed=1), reference=lambda a, b: a @ b
+    )[0].comparison.results
+    assert lambda_result.reference == "the reference"
+
+
 def test_a_constant_created_in_forward_follows_the_float64_default_dtype(checker) -> None:
     class MatmulOnes(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -144,7 +184,7 @@ def test_a_wrong_transpose_fails(checker) -> None:
     inputs = [randn(64, 64), randn(64, 64, seed=1)]
     text = _edited(MatmulTransposed(), inputs, r"permutation = \[1, 0\]", "permutation = [0, 1]")
     report = _wrong_code_fails(checker, text, inputs, lambda a, b: a @ b.t())
-    assert "beyond the scaled tolerance |native - float64| <= 10 x torch's error" in report
+    assert "beyond the scaled tolerance |native - float64| <= 10 x the reference's error" in report
 
 
 def test_a_dropped_bias_fails(checker) -> None:
@@ -316,4 +356,7 @@ def test_a_numpy_reference_function_runs_on_float64_arrays() -> None:
     assert float64_results(None, [x], [x]).why_not == "no torch model to run in float64"
     assert float64_results(lambda a: (a, a), [x], [x]).why_not == (
         "the float64 run returned 2 results, torch 1"
+    )
+    assert float64_results(lambda a: (a, a), [x], [x], "the reference").why_not == (
+        "the float64 run returned 2 results, the reference 1"
     )

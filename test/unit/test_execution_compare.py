@@ -41,6 +41,25 @@ def test_mismatch_report_counts_errors_and_lists_first_indices() -> None:
     ]
 
 
+def test_int64_values_near_2_to_the_63_are_reported_as_integers_with_exact_errors() -> None:
+    expected = np.array([8589934591, 2**63 - 1, -(2**63), 5], np.int64)
+    actual = np.array([8589934592, 2**63 - 2, 2**63 - 1, 5], np.int64)
+    r = compare_one("out", actual, expected)
+    assert r.format().splitlines() == [
+        "out: 3 of 4 elements differ (75.00%) beyond exact equality",
+        "  max abs error 1.84467e+19, mean abs error 4.61169e+18, max rel error 2",
+        "  first differing (index: native vs torch):",
+        "    [0]: 8589934592 vs 8589934591",
+        "    [1]: 9223372036854775806 vs 9223372036854775807",
+        "    [2]: 9223372036854775807 vs -9223372036854775808",
+    ]
+
+
+def test_booleans_are_reported_as_booleans() -> None:
+    r = compare_one("out", np.array([True, False]), np.array([True, True]))
+    assert r.format().splitlines()[-1] == "    [1]: False vs True"
+
+
 def test_integers_compare_exactly_and_floats_use_per_dtype_defaults() -> None:
     assert tolerance_for(np.dtype(np.int64)) == (0.0, 0.0)
     assert tolerance_for(np.dtype(np.float32)) == (1e-4, 1e-5)

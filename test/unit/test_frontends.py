@@ -515,3 +515,27 @@ def test_an_untyped_custom_op_output_is_an_error_not_a_warning():
         "  hint: shape inference cannot type custom-domain ops: declare their outputs in "
         "graph.value_info"
     )
+
+
+class _FloorDivisions(torch.nn.Module):
+    def forward(self, a, b, f):
+        return a // b, torch.div(a, -1073741824, rounding_mode="floor"), f // 3.0
+
+
+def test_integer_floor_division_is_decomposed_into_exact_ops_and_float_division_is_kept():
+    from pytest_mlirpipe.execution.frontends.integer_division import (
+        divides_integers,
+        exact_floor_division,
+    )
+
+    a = torch.tensor([2**63 - 2, -(2**63 - 1), 2**30, -3, 0, 7])
+    b = torch.tensor([2**30, -(2**30), 3, -7, 5, -7])
+    f = torch.tensor([-4.5, 7.0])
+    program = torch.export.export(_FloorDivisions(), (a, b, f))
+    assert divides_integers(program)
+    decomposed = program.run_decompositions(exact_floor_division())
+    assert not divides_integers(decomposed)
+    floors = [n for n in decomposed.graph.nodes if n.target == torch.ops.aten.floor_divide.default]
+    assert [n.meta["val"].dtype for n in floors] == [torch.float32]  # the float one, as it was
+    for got, want in zip(decomposed.module()(a, b, f), _FloorDivisions()(a, b, f), strict=True):
+        assert torch.equal(got, want)

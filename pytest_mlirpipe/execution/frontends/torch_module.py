@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 from ...model import IMPORT_TARGETS
 from .base import TORCH_TARGETS, Frontend, ImportOptions, describe, private_tempdir
+from .integer_division import divides_integers, exact_floor_division
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,24 +149,42 @@ class TorchFrontend(Frontend):
         with contextlib.suppress(MlirpipeError):  # the import reports it, pipeline by pipeline
             _ = self.exported  # exported first: eager may write to the module's buffers
         cloned = [x.clone() if isinstance(x, torch.Tensor) else x for x in self.inputs]
-        shapes = ", ".join(describe(x) for x in self.inputs) or "no inputs"
         try:
             with torch.no_grad():
                 out = self.model(*cloned)
         except Exception as exc:
-            why = f"{type(exc).__name__}: {first_line(exc)}"
-            raise RefusedError(
-                Problem(
-                    f"module '{self.name}' fails on the example inputs ({shapes}): {why}",
-                    hint="give one example input per forward() argument, with the shapes and "
-                    "dtypes the model expects",
-                ),
-                Refusal(TORCH, "eager", reason=why),
-            ) from None
+            raise _eager_refusal(self.name, self.inputs, exc) from None
         return self._with_mutations([as_numpy(r) for r in flatten_results(out)], cloned)
 
     def eager(self) -> Callable[..., Any] | None:
         return self.model
+
+
+def _eager_refusal(name: str, inputs: Sequence[Any], exc: Exception) -> RefusedError:
+    """The model's own failure on its example inputs (torch eager), as torch's refusal."""
+    shapes = ", ".join(describe(x) for x in inputs) or "no inputs"
+    why = f"{type(exc).__name__}: {first_line(exc)}"
+    return RefusedError(
+        Problem(
+            f"module '{name}' fails on the example inputs ({shapes}): {why}",
+            hint="give one example input per forward() argument, with the shapes and "
+            "dtypes the model expects",
+        ),
+        Refusal(TORCH, "eager", reason=why),
+    )
+
+
+def _eager_failure(module: Any, inputs: Sequence[Any]) -> Exception | None:
+    """What torch eager raises calling `module` on (clones of) `inputs`, or None."""
+    import torch
+
+    cloned = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    try:
+        with torch.no_grad(), _quiet_torch():
+            module(*cloned)
+    except Exception as exc:
+        return exc
+    return None
 
 
 def _forward_names(model: Any) -> list[str]:
@@ -237,9 +256,13 @@ def _decompose(program: Any, table: Any, what: str) -> Any:
 
 
 def lower_exported(exported: ExportedModule, to: str, what: str, options: ImportOptions) -> str:
-    """An exported (and decomposed) program as MLIR at import target `to`."""
+    """An exported (and decomposed) program as MLIR at import target `to`; to linalg with its
+    integer floor divisions made exact (integer_division.py)."""
     _check_target(to)
-    return _fx_import(exported.program, IMPORT_TARGETS[to], what, options.legal_ops(to))
+    program = exported.program
+    if to == "linalg" and divides_integers(program):
+        program = _decompose(program, exact_floor_division(), what)
+    return _fx_import(program, IMPORT_TARGETS[to], what, options.legal_ops(to))
 
 
 # The second export mode, tried when the first fails: TorchDynamo traces forward() and keeps
@@ -265,6 +288,11 @@ def _export(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> tuple[An
                 return torch.export.export(module, tuple(inputs), strict=strict), how
         except Exception as exc:
             failures.append((how, exc))
+    # a model that fails on these inputs in eager too (a wrong shape): its own error, not
+    # advice on tracing
+    eager = _eager_failure(module, inputs)
+    if eager is not None:
+        raise _eager_refusal(type(module).__name__, inputs, eager) from None
     (_, first), (second_how, second) = failures
     why = (
         f"{type(first).__name__}: {first_line(first)} (in {second_how} mode: "

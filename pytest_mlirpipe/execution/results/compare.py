@@ -79,6 +79,7 @@ class ResultComparison:
     inf_actual: tuple[tuple[int, ...], ...] = ()
     drawn: str = ""  # the sample rule: the random ops and the samples they drew
     by_distribution: bool = False  # the sample rule: values judged by their distribution
+    reference: str = "torch"  # what computed the expected values, as the report names it
 
     def format(self) -> str:
         if self.kind == "unjudged":
@@ -100,14 +101,17 @@ class ResultComparison:
             return line
         if self.kind == "shape":
             return (
-                f"{self.name}: shape {list(self.shape)} differs from torch's "
+                f"{self.name}: shape {list(self.shape)} differs from {self.reference}'s "
                 f"{list(self.expected_shape)}"
             )
         if self.kind == "dtype":
-            return f"{self.name}: dtype {self.dtype} differs from torch's {self.expected_dtype}"
+            return (
+                f"{self.name}: dtype {self.dtype} differs from {self.reference}'s "
+                f"{self.expected_dtype}"
+            )
         if self.rule == Rule.SAMPLES:
             return (
-                f"{self.name}: differs from torch's beyond {self.tolerance()}\n"
+                f"{self.name}: differs from {self.reference}'s beyond {self.tolerance()}\n"
                 f"  max abs error {self.max_abs:.6g}, mean abs error {self.mean_abs:.6g}"
                 + "".join(f"\n{line}" for line in self._nan_inf_lines())
             )
@@ -116,7 +120,7 @@ class ResultComparison:
             f"{self.name}: {self.differing} of {self.total} elements differ ({pct:.2f}%) "
             f"beyond {self.tolerance()}",
             *self._scaled_lines(),
-            f"  {'against torch: ' if self.rule == Rule.SCALED else ''}"
+            f"  {f'against {self.reference}: ' if self.rule == Rule.SCALED else ''}"
             f"max abs error {self.max_abs:.6g}, mean abs error {self.mean_abs:.6g}, "
             f"max rel error {self.max_rel:.6g}",
         ]
@@ -128,7 +132,8 @@ class ResultComparison:
         pair = f"rtol={self.rtol:g}, atol={self.atol:g}"
         if self.rule == Rule.SCALED:
             return (
-                f"the scaled tolerance |native - float64| <= {self.factor:g} x torch's error "
+                f"the scaled tolerance |native - float64| <= {self.factor:g} x "
+                f"{self.reference}'s error "
                 f"{self.torch_error:.3g} + rtol={self.rtol:g} x |float64| + atol={self.atol:g}"
             )
         if self.rule == Rule.GIVEN:
@@ -156,7 +161,7 @@ class ResultComparison:
         ratio = self.native_error / self.torch_error if self.torch_error else float("inf")
         return [
             f"  against the float64 result: native max error {self.native_error:.6g}, "
-            f"torch's {self.torch_error:.6g} (ratio {ratio:.3g})"
+            f"{self.reference}'s {self.torch_error:.6g} (ratio {ratio:.3g})"
         ]
 
     def _first_lines(self) -> list[str]:
@@ -164,14 +169,14 @@ class ResultComparison:
             return []
         if self.rule == Rule.SCALED:
             return [
-                "  first differing (index: native vs torch, float64):",
+                f"  first differing (index: native vs {self.reference}, float64):",
                 *(
                     f"    {list(d.index)}: {d.actual!r} vs {d.expected!r}, {d.exact!r}"
                     for d in self.first
                 ),
             ]
         return [
-            "  first differing (index: native vs torch):",
+            f"  first differing (index: native vs {self.reference}):",
             *(f"    {list(d.index)}: {d.actual!r} vs {d.expected!r}" for d in self.first),
         ]
 
@@ -179,12 +184,13 @@ class ResultComparison:
         lines = []
         if self.nan_actual:
             lines.append(
-                f"  NaN in the native result where torch has a number: {len(self.nan_actual)} "
+                f"  NaN in the native result where {self.reference} has a number: "
+                f"{len(self.nan_actual)} "
                 f"positions, first {_indices(self.nan_actual)}"
             )
         if self.nan_expected:
             lines.append(
-                f"  NaN in torch's result where the native one has a number: "
+                f"  NaN in {self.reference}'s result where the native one has a number: "
                 f"{len(self.nan_expected)} positions, first {_indices(self.nan_expected)}"
             )
         if self.inf_actual:
@@ -461,8 +467,17 @@ def _usable_exact(
 
 
 def _item(x: np.ndarray, ix: Any) -> Any:
-    """One element as a Python number (bfloat16 as a float)."""
-    return widened(x[tuple(ix)]).item()
+    """One element as a Python number: an integer as an int, a boolean as a bool (bfloat16
+    as a float)."""
+    value = x[tuple(ix)]
+    return widened(value).item() if is_inexact(x.dtype) else value.item()
+
+
+def _integer_distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """|a - e| of two integer (or boolean) arrays, exact before it becomes float64: the
+    difference is taken in uint64, where it neither overflows nor rounds."""
+    au, eu = a.astype(np.uint64), e.astype(np.uint64)
+    return np.where(a >= e, au - eu, eu - au).astype(np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,8 +495,7 @@ class _Masks:
 def _masks(a: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> _Masks:
     if not is_inexact(e.dtype):  # integers and booleans compare exactly
         none = np.zeros(a.shape, bool)
-        diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
-        return _Masks(a != e, diff, none, none, 0, np.zeros(a.shape, bool))
+        return _Masks(a != e, _integer_distance(a, e), none, none, 0, np.zeros(a.shape, bool))
     a64, e64 = widened(a), widened(e)
     nan_a, nan_e = np.isnan(a64), np.isnan(e64)
     close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
@@ -548,14 +562,16 @@ def compare(
     tolerances: Tolerances = NO_TOLERANCES,
     exact: Sequence[np.ndarray | None] = (),
     why_not_scaled: str = "no float64 reference",
+    reference: str = "torch",
 ) -> Comparison:
-    """Compare each native result with torch's, in order; `exact` holds the float64
-    (complex128) results when the model could run so (see `reference.float64_results`)."""
+    """Compare each native result with torch's (`reference` names what computed `expected`),
+    in order; `exact` holds the float64 (complex128) results when the model could run so (see
+    `reference.float64_results`)."""
     names = list(names) + [f"result {i}" for i in range(len(names), len(expected))]
     count_problem = None
     if len(actual) != len(expected):
         count_problem = (
-            f"the native code returned {len(actual)} results, torch returned {len(expected)}"
+            f"the native code returned {len(actual)} results, {reference} returned {len(expected)}"
         )
     exacts = list(exact) + [None] * (len(expected) - len(exact))
     draws = tolerances.draws
@@ -572,4 +588,4 @@ def compare(
         )
         for i, (n, a, e, x) in enumerate(zip(names, actual, expected, exacts, strict=False))
     )
-    return Comparison(results, count_problem)
+    return Comparison(tuple(replace(r, reference=reference) for r in results), count_problem)

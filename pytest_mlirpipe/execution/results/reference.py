@@ -22,19 +22,34 @@ class Float64Results:
     why_not: str = ""
 
 
+def reference_label(fn: Callable[..., Any] | None) -> str:
+    """How a report names what computed the expected values: "torch" (the model itself, no
+    `reference` given), "the reference NAME" for a named function or module, else "the
+    reference" (a lambda)."""
+    if fn is None:
+        return "torch"
+    name = getattr(fn, "__name__", type(fn).__name__ if hasattr(fn, "forward") else "")
+    return f"the reference {name}" if name.isidentifier() else "the reference"
+
+
 def float64_results(
-    fn: Callable[..., Any] | None, inputs: Sequence[Any], expected: Sequence[np.ndarray]
+    fn: Callable[..., Any] | None,
+    inputs: Sequence[Any],
+    expected: Sequence[np.ndarray],
+    reference: str = "torch",
 ) -> Float64Results:
     """`fn` run once more in float64: a module is deep-copied with its floating-point
     parameters and buffers as float64 (complex ones as complex128), floating-point inputs are
     upcast likewise, and torch's default dtype is float64 meanwhile (so `torch.ones(2)` in
-    forward() is float64 too). Empty, with the reason, when it cannot run so."""
+    forward() is float64 too). Empty, with the reason, when it cannot run so; `reference` names
+    `fn` ("torch": the model)."""
     if fn is None:
         return Float64Results(why_not="no torch model to run in float64")
     if not any(is_inexact(e.dtype) for e in expected):
         return Float64Results(why_not="no floating-point result")
     import torch
 
+    what = "the model" if reference == "torch" else reference
     try:
         model = _upcast_module(fn)
         args = [_upcast(x) for x in inputs]
@@ -42,11 +57,11 @@ def float64_results(
             results = tuple(as_numpy(r) for r in flatten_results(model(*args)))
     except Exception as exc:
         return Float64Results(
-            why_not=f"the model does not run in float64 ({type(exc).__name__}: {first_line(exc)})"
+            why_not=f"{what} does not run in float64 ({type(exc).__name__}: {first_line(exc)})"
         )
     if len(results) != len(expected):
         return Float64Results(
-            why_not=f"the float64 run returned {len(results)} results, torch {len(expected)}"
+            why_not=f"the float64 run returned {len(results)} results, {reference} {len(expected)}"
         )
     return Float64Results(results)
 
