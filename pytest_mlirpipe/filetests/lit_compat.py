@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 
 import lit
 import lit.LitConfig
@@ -18,6 +19,7 @@ except ImportError:  # lit 17 and 18
     )
 
 __all__ = [
+    "FAILED_STATUS",
     "LIT_VERSION",
     "ShellCommandResult",
     "expand_late_substitutions",
@@ -27,6 +29,14 @@ __all__ = [
 ]
 
 LIT_VERSION: tuple[int, ...] = tuple(lit.__versioninfo__)
+
+# The line lit's internal shell writes under a command that failed, its status in `status`:
+# `# error: command failed with exit status: N` (lit 18 and 23), without the `# ` in lit 17.
+FAILED_STATUS = re.compile(
+    ("^# " if LIT_VERSION >= (18,) else "^")
+    + r"error: command failed with exit status: (?P<status>-?\d+)$",
+    re.M,
+)
 
 # lit 23 reads a test's time limit from its suite's config; lit 17 and 18 from the LitConfig.
 _LIMIT_ON_TEST_CONFIG = LIT_VERSION >= (19,)
