@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
 import re
@@ -25,6 +26,7 @@ __all__ = [
     "expand_late_substitutions",
     "new_lit_config",
     "processRedirects",
+    "shell_parse_error",
     "time_limited",
 ]
 
@@ -83,3 +85,27 @@ def time_limited(test, lit_config):
     # lit 17 and 18's setter takes whole seconds only, where their timers take any number
     own._maxIndividualTestTime = limit
     return own
+
+
+# lit 18 and 23: `# shell parser error on RUN: at line N: COMMAND`, and the file is UNRESOLVED;
+# lit 17: `shell parser error on: ": 'RUN: at line N';   COMMAND"` (the line's repr), a FAIL.
+_PARSE_ERROR = re.compile(
+    r"^(?:# )?shell parser error on(?: RUN: at line (\d+): (.*)|: (.*))$", re.M
+)
+_LIT17_LINE = re.compile(r": 'RUN: at line (\d+)';\s*(.*)", re.S)
+
+
+def shell_parse_error(output: str) -> tuple[int, str] | None:
+    """(RUN line, command) that lit's internal shell could not parse, from lit's message in
+    `output`; None when it says no such thing."""
+    m = _PARSE_ERROR.search(output)
+    if m is None:
+        return None
+    if m.group(1):
+        return int(m.group(1)), m.group(2).strip()
+    try:
+        line = ast.literal_eval(m.group(3))
+    except (ValueError, SyntaxError):
+        return None
+    at = _LIT17_LINE.fullmatch(line) if isinstance(line, str) else None
+    return (int(at.group(1)), at.group(2).strip()) if at else None

@@ -1,12 +1,29 @@
-"""What lit 17, 18 and 23 each write about a script is read the same: each RUN line's
-command."""
+"""What lit 17, 18 and 23 each write about a script is read the same: the RUN line its shell
+cannot parse, each RUN line's command."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
+from pytest_mlirpipe.filetests.lit_compat import shell_parse_error
 from pytest_mlirpipe.filetests.shell_trace import run_commands
 from pytest_mlirpipe.filetests.verdict import steps_of
+
+PARSE_ERRORS = {
+    "lit 17": "shell parser error on: \": 'RUN: at line 3';   foo %s --bar='x\"\n",
+    "lit 18 and 23": "# shell parser error on RUN: at line 3: foo %s --bar='x\n",
+}
+
+
+@pytest.mark.parametrize("output", PARSE_ERRORS.values(), ids=PARSE_ERRORS.keys())
+def test_a_run_line_the_shell_cannot_parse_is_read_with_its_line(output: str) -> None:
+    assert shell_parse_error(f"Exit Code: 1\n\n{output}--\n") == (3, "foo %s --bar='x")
+
+
+def test_output_without_a_parse_error_names_no_run_line() -> None:
+    assert shell_parse_error("Exit Code: 1\nerror: command failed with exit status: 1\n") is None
 
 
 def test_each_run_line_s_command_is_read_from_the_script_lit_s_shell_is_given() -> None:
