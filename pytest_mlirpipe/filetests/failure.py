@@ -13,7 +13,7 @@ from pathlib import Path
 from ..model import ResultCode
 from ..tools.filecheck import ENGINE_ENV, LLVM_ENV
 from .config import filecheck_environment, read_settings, tool_commands, tool_pattern
-from .lit_compat import shell_parse_error
+from .lit_compat import external_run, shell_parse_error
 from .verdict import FileVerdict, RunStep
 
 MALFORMED = "the test file is malformed"
@@ -305,25 +305,14 @@ def _stage_of(command: str) -> str | None:
 _CHECK_ERROR = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+)(?::\d+)?: error:", re.M)
 
 
-# The line lit's external shell prints for each RUN line it runs (the script stops at the first
-# that fails): `COMMAND # RUN: at line N` (lit 23), `RUN: at line N: COMMAND` (lit 17 and 18).
-_EXTERNAL_RUN = re.compile(
-    r"^(?:(?P<command>.+?) # RUN: at line (?P<line>\d+)"
-    r"|RUN: at line (?P<line_>\d+): (?P<command_>.+))$",
-    re.M,
-)
-
-
 def _external_failure(path: Path, verdict: FileVerdict, filecheck_engine: str) -> str | None:
     """The report of a file a suite ran in an external shell (no per-command results, only
     lit's text): the RUN line that failed, the CHECK line FileCheck names, lit's output and a
     command that reproduces it; None when lit's text has no RUN line in it."""
-    runs = list(_EXTERNAL_RUN.finditer(verdict.output))
-    if not runs:
+    run = external_run(verdict.output)
+    if run is None:
         return None
-    last = runs[-1]
-    line = int(last.group("line") or last.group("line_"))
-    command = last.group("command") or last.group("command_")
+    line, command = run
     lines = [f"{path}:{line}: FAIL at RUN line {line}", f"  {command}"]
     directive = _directive_in(verdict.output)
     if directive:

@@ -24,6 +24,7 @@ __all__ = [
     "LIT_VERSION",
     "ShellCommandResult",
     "expand_late_substitutions",
+    "external_run",
     "new_lit_config",
     "processRedirects",
     "shell_parse_error",
@@ -48,11 +49,17 @@ def new_lit_config(params: dict[str, str], progname: str = "pytest-mlirpipe"):
     """A LitConfig as lit's main builds one, quiet but for errors, with `params` (`-D`)."""
     keywords = inspect.signature(lit.LitConfig.LitConfig).parameters
     # lit 23 says how much to report with `diagnostic_level`; lit 17 and 18 with `quiet`
-    loudness = {"diagnostic_level": "error"} if "diagnostic_level" in keywords else {"quiet": True}
+    by_version: dict[str, object] = (
+        {"diagnostic_level": "error"} if "diagnostic_level" in keywords else {"quiet": True}
+    )
+    # lit 17's external shell says which command it runs only when asked (`lit -a`); lit 18
+    # and 23's always do, so that a failure report can name the RUN line that failed
+    if "echo_all_commands" in keywords:
+        by_version["echo_all_commands"] = True
     return lit.LitConfig.LitConfig(
         progname=progname,
         path=[],
-        **loudness,
+        **by_version,
         useValgrind=False,
         valgrindLeakCheck=False,
         valgrindArgs=[],
@@ -109,3 +116,30 @@ def shell_parse_error(output: str) -> tuple[int, str] | None:
         return None
     at = _LIT17_LINE.fullmatch(line) if isinstance(line, str) else None
     return (int(at.group(1)), at.group(2).strip()) if at else None
+
+
+# What lit's external shell prints as it starts each RUN line (the script stops at the first
+# that fails): `COMMAND # RUN: at line N` (lit 23), `RUN: at line N: COMMAND` (lit 18), and
+# lit 17's `set -x` trace `+ : 'RUN: at line N'`, whose command is the script's line
+# `: 'RUN: at line N';   COMMAND` that lit's report shows.
+_EXTERNAL_RUN = re.compile(
+    r"^(?:(?P<command>.+?) # RUN: at line (?P<line>\d+)"
+    r"|RUN: at line (?P<line_>\d+): (?P<command_>.+)"
+    r"|\+ : '?RUN: at line (?P<traced>\d+)'?)$",
+    re.M,
+)
+
+
+def external_run(output: str) -> tuple[int, str] | None:
+    """(RUN line, command) of the last RUN line lit's external shell started, from lit's
+    output; None when the output names none."""
+    runs = list(_EXTERNAL_RUN.finditer(output))
+    if not runs:
+        return None
+    last = runs[-1]
+    traced = last.group("traced")
+    if traced is None:
+        line, command = last.group("line") or last.group("line_"), last.group("command")
+        return int(line), command or last.group("command_")
+    script = re.search(rf"^: 'RUN: at line {traced}';\s*(?P<command>.*)$", output, re.M)
+    return (int(traced), script.group("command")) if script else None
