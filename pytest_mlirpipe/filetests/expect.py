@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import close_matches, did_you_mean
 from ..model import ResultCode
+from .lit_compat import FAILED_STATUS
 
 KINDS = ("crash", "timeout")
 _KEYWORD = "MLIRPIPE-"
@@ -126,13 +127,13 @@ def _unknown_directive(key: str, where: str) -> str:
     )
 
 
-_SIGNALLED = re.compile(r"^# error: command failed with exit status: -(\d+)$", re.M)
-
-
 def signal_of(output: str) -> int | None:
     """The signal that killed a command, from lit's output of the script (None if none)."""
-    m = _SIGNALLED.search(output)
-    return int(m.group(1)) if m else None
+    for m in FAILED_STATUS.finditer(output):
+        status = int(m.group("status"))
+        if status < 0:
+            return -status
+    return None
 
 
 def judge(

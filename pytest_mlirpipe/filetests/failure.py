@@ -13,11 +13,13 @@ from pathlib import Path
 from ..model import ResultCode
 from ..tools.filecheck import ENGINE_ENV, LLVM_ENV
 from .config import filecheck_environment, read_settings, tool_commands, tool_pattern
+from .lit_compat import external_run, shell_parse_error
 from .verdict import FileVerdict, RunStep
 
+MALFORMED = "the test file is malformed"
 HEADS = {
     ResultCode.XPASS: "XPASS: the file passed but its XFAIL line expects a failure",
-    ResultCode.UNRESOLVED: "UNRESOLVED: the test file is malformed",
+    ResultCode.UNRESOLVED: f"UNRESOLVED: {MALFORMED}",
     ResultCode.TIMEOUT: "TIMEOUT: the test took too long",
 }
 # The XFAIL and XPASS of a file on lit's xfail list ($LIT_XFAIL, LIT_OPTS' --xfail).
@@ -79,18 +81,17 @@ def failed_step(verdict: FileVerdict) -> RunStep | None:
     return verdict.steps[-1] if verdict.steps else None
 
 
-_SHELL_ERROR = re.compile(r"shell parser error on RUN: at line (?P<line>\d+): (?P<cmd>.*)")
 _BAD_EXPRESSION = re.compile(
     r"expected: (?P<expected>.*)\nhave: (?P<have>.*)\nin expression: '(?P<expr>.*)'\n"
     r"in (?P<kw>[A-Z_-]+): directive on test line (?P<line>\d+)"
 )
 
 
-def _unresolved(path: Path, output: str) -> str | None:
+def _malformed(path: Path, output: str) -> str | None:
     """lit's malformed-file messages, said with the file:line and what to do."""
-    m = _SHELL_ERROR.search(output)
-    if m:
-        command = user_command(m.group("cmd").strip())
+    unparsed = shell_parse_error(output)
+    if unparsed:
+        line, command = unparsed[0], user_command(unparsed[1])
         try:
             shlex.split(command)
             why = "the shell cannot parse it"
@@ -99,7 +100,7 @@ def _unresolved(path: Path, output: str) -> str | None:
             why = "a quote is not closed" if "quotation" in str(exc) else str(exc)
             hint = "close the quote, or escape a literal quote with a backslash"
         return (
-            f"{path}:{m.group('line')}: error: cannot parse RUN line {m.group('line')}: {why}\n"
+            f"{path}:{line}: error: cannot parse RUN line {line}: {why}\n"
             f"  {command}\n  hint: {hint}"
         )
     m = _BAD_EXPRESSION.search(output)
@@ -169,9 +170,10 @@ def format_failure(
         crashed_shell = _script_exception(path, verdict, verbose)
         if crashed_shell:
             return f"{path}: UNRESOLVED: lit's shell could not run the script\n{crashed_shell}"
-        message = _unresolved(path, verdict.output)
+    if verdict.code is ResultCode.UNRESOLVED or (failed and step is None):
+        message = _malformed(path, verdict.output)  # lit 17 fails a RUN line it cannot parse
         if message:
-            return f"{path}: {HEADS[ResultCode.UNRESOLVED]}\n{message}"
+            return f"{path}: {verdict.code}: {MALFORMED}\n{message}"
     if failed and step is None:
         external = _external_failure(path, verdict, filecheck_engine)
         if external is not None:
@@ -303,25 +305,14 @@ def _stage_of(command: str) -> str | None:
 _CHECK_ERROR = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+)(?::\d+)?: error:", re.M)
 
 
-# The line lit's external shell prints for each RUN line it runs (the script stops at the first
-# that fails): `COMMAND # RUN: at line N` (lit 23), `RUN: at line N: COMMAND` (lit 17 and 18).
-_EXTERNAL_RUN = re.compile(
-    r"^(?:(?P<command>.+?) # RUN: at line (?P<line>\d+)"
-    r"|RUN: at line (?P<line_>\d+): (?P<command_>.+))$",
-    re.M,
-)
-
-
 def _external_failure(path: Path, verdict: FileVerdict, filecheck_engine: str) -> str | None:
     """The report of a file a suite ran in an external shell (no per-command results, only
     lit's text): the RUN line that failed, the CHECK line FileCheck names, lit's output and a
     command that reproduces it; None when lit's text has no RUN line in it."""
-    runs = list(_EXTERNAL_RUN.finditer(verdict.output))
-    if not runs:
+    run = external_run(verdict.output)
+    if run is None:
         return None
-    last = runs[-1]
-    line = int(last.group("line") or last.group("line_"))
-    command = last.group("command") or last.group("command_")
+    line, command = run
     lines = [f"{path}:{line}: FAIL at RUN line {line}", f"  {command}"]
     directive = _directive_in(verdict.output)
     if directive:

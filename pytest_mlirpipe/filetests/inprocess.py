@@ -27,7 +27,7 @@ import lit.TestRunner as TestRunner
 
 from ..capture import Captured, capture_fds
 from .lit_compat import ShellCommandResult, expand_late_substitutions, processRedirects
-from .shell_trace import ShellTrace
+from .shell_trace import ShellTrace, keeping_commands
 
 # (argv, stdin bytes, stdout stream, stderr stream) -> exit status
 Tool = Callable[[list[str], io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper], int]
@@ -337,7 +337,7 @@ def in_process_tools(
     original_top = TestRunner.executeShCmd
     trace = ShellTrace()
     tools = _tools(crash_repro, filecheck) if known else {}
-    progress = _Progress()
+    progress = _Progress(trace)
 
     def execute(cmd, shenv, results, timeout_helper):
         if isinstance(cmd, ShUtil.Pipeline) and _is_echo(cmd):
@@ -365,7 +365,8 @@ def in_process_tools(
     TestRunner._executeShCmd = execute
     TestRunner.executeShCmd = execute_top
     try:
-        yield trace
+        with keeping_commands(trace):
+            yield trace
     finally:
         TestRunner._executeShCmd = original_pipeline
         TestRunner.executeShCmd = original_top
@@ -374,8 +375,10 @@ def in_process_tools(
 @dataclass(slots=True)
 class _Progress:
     """Tells a containing parent which RUN line runs, from lit's `@echo '# RUN: at line N'`
-    and the `@echo COMMAND` after it (lit 17: `: 'RUN: at line N'` alone)."""
+    and the `@echo COMMAND` after it (lit 17: `: 'RUN: at line N'` alone, its command as the
+    script gave it)."""
 
+    trace: ShellTrace
     line: str | None = None
 
     def echoed(self, args) -> None:
@@ -383,7 +386,10 @@ class _Progress:
 
         text = " ".join(str(a) for a in args)
         if text.startswith("RUN: at line"):  # lit 17's `: 'RUN: at line N'`, no command after
-            note(f"RUN {text[len('RUN: at ') :]}")
+            where = text[len("RUN: at ") :]
+            number = where[len("line ") :]
+            command = self.trace.commands.get(int(number)) if number.isdigit() else None
+            note(f"RUN {where}: {command}" if command else f"RUN {where}")
         elif text.startswith("# RUN: at line"):
             self.line = text[len("# RUN: at ") :]
         elif self.line is not None:

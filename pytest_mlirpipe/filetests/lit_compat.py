@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
+import re
 
 import lit
 import lit.LitConfig
@@ -18,15 +20,26 @@ except ImportError:  # lit 17 and 18
     )
 
 __all__ = [
+    "FAILED_STATUS",
     "LIT_VERSION",
     "ShellCommandResult",
     "expand_late_substitutions",
+    "external_run",
     "new_lit_config",
     "processRedirects",
+    "shell_parse_error",
     "time_limited",
 ]
 
 LIT_VERSION: tuple[int, ...] = tuple(lit.__versioninfo__)
+
+# The line lit's internal shell writes under a command that failed, its status in `status`:
+# `# error: command failed with exit status: N` (lit 18 and 23), without the `# ` in lit 17.
+FAILED_STATUS = re.compile(
+    ("^# " if LIT_VERSION >= (18,) else "^")
+    + r"error: command failed with exit status: (?P<status>-?\d+)$",
+    re.M,
+)
 
 # lit 23 reads a test's time limit from its suite's config; lit 17 and 18 from the LitConfig.
 _LIMIT_ON_TEST_CONFIG = LIT_VERSION >= (19,)
@@ -36,11 +49,17 @@ def new_lit_config(params: dict[str, str], progname: str = "pytest-mlirpipe"):
     """A LitConfig as lit's main builds one, quiet but for errors, with `params` (`-D`)."""
     keywords = inspect.signature(lit.LitConfig.LitConfig).parameters
     # lit 23 says how much to report with `diagnostic_level`; lit 17 and 18 with `quiet`
-    loudness = {"diagnostic_level": "error"} if "diagnostic_level" in keywords else {"quiet": True}
+    by_version: dict[str, object] = (
+        {"diagnostic_level": "error"} if "diagnostic_level" in keywords else {"quiet": True}
+    )
+    # lit 17's external shell says which command it runs only when asked (`lit -a`); lit 18
+    # and 23's always do, so that a failure report can name the RUN line that failed
+    if "echo_all_commands" in keywords:
+        by_version["echo_all_commands"] = True
     return lit.LitConfig.LitConfig(
         progname=progname,
         path=[],
-        **loudness,
+        **by_version,
         useValgrind=False,
         valgrindLeakCheck=False,
         valgrindArgs=[],
@@ -73,3 +92,54 @@ def time_limited(test, lit_config):
     # lit 17 and 18's setter takes whole seconds only, where their timers take any number
     own._maxIndividualTestTime = limit
     return own
+
+
+# lit 18 and 23: `# shell parser error on RUN: at line N: COMMAND`, and the file is UNRESOLVED;
+# lit 17: `shell parser error on: ": 'RUN: at line N';   COMMAND"` (the line's repr), a FAIL.
+_PARSE_ERROR = re.compile(
+    r"^(?:# )?shell parser error on(?: RUN: at line (\d+): (.*)|: (.*))$", re.M
+)
+_LIT17_LINE = re.compile(r": 'RUN: at line (\d+)';\s*(.*)", re.S)
+
+
+def shell_parse_error(output: str) -> tuple[int, str] | None:
+    """(RUN line, command) that lit's internal shell could not parse, from lit's message in
+    `output`; None when it says no such thing."""
+    m = _PARSE_ERROR.search(output)
+    if m is None:
+        return None
+    if m.group(1):
+        return int(m.group(1)), m.group(2).strip()
+    try:
+        line = ast.literal_eval(m.group(3))
+    except (ValueError, SyntaxError):
+        return None
+    at = _LIT17_LINE.fullmatch(line) if isinstance(line, str) else None
+    return (int(at.group(1)), at.group(2).strip()) if at else None
+
+
+# What lit's external shell prints as it starts each RUN line (the script stops at the first
+# that fails): `COMMAND # RUN: at line N` (lit 23), `RUN: at line N: COMMAND` (lit 18), and
+# lit 17's `set -x` trace `+ : 'RUN: at line N'`, whose command is the script's line
+# `: 'RUN: at line N';   COMMAND` that lit's report shows.
+_EXTERNAL_RUN = re.compile(
+    r"^(?:(?P<command>.+?) # RUN: at line (?P<line>\d+)"
+    r"|RUN: at line (?P<line_>\d+): (?P<command_>.+)"
+    r"|\+ : '?RUN: at line (?P<traced>\d+)'?)$",
+    re.M,
+)
+
+
+def external_run(output: str) -> tuple[int, str] | None:
+    """(RUN line, command) of the last RUN line lit's external shell started, from lit's
+    output; None when the output names none."""
+    runs = list(_EXTERNAL_RUN.finditer(output))
+    if not runs:
+        return None
+    last = runs[-1]
+    traced = last.group("traced")
+    if traced is None:
+        line, command = last.group("line") or last.group("line_"), last.group("command")
+        return int(line), command or last.group("command_")
+    script = re.search(rf"^: 'RUN: at line {traced}';\s*(?P<command>.*)$", output, re.M)
+    return (int(traced), script.group("command")) if script else None

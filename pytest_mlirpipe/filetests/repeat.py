@@ -163,7 +163,7 @@ def repeated_under_lit(test, lit_config, run_once: Callable[[], object], runs: i
             result = run_once()
         if not isinstance(result, lit.Test.Result):  # a format's (code, output) tuple
             result = lit.Test.Result(*result)
-        steps = steps_of(trace.results, trace.stdins) if trace.results else ()
+        steps = steps_of(trace.results, trace.stdins, trace.commands) if trace.results else ()
         verdict = FileVerdict(ResultCode.PASS, "", False, steps=steps)
         return result, outputs_of(verdict) + left_behind(test)
 

@@ -282,7 +282,7 @@ class FileTestRunner:
         result.elapsed = time.perf_counter() - start
         test.setResult(result)  # lit's own XFAIL/XPASS logic
         code = test.result.code
-        steps = steps_of(trace.results, trace.stdins) if trace else ()
+        steps = steps_of(trace.results, trace.stdins, trace.commands) if trace else ()
         disagreements = test.result.metrics.get(DISAGREEMENTS_METRIC)
         return FileVerdict(
             ResultCode.of(code),

@@ -177,7 +177,7 @@ def _record(runner, path: Path) -> tuple[tuple[RunStep, ...], list[Checked], str
         result = _execute(test, runner.lit_config)
     first = result.output.strip().splitlines()[0] if result.output.strip() else ""
     said = f"lit: {result.code.name}, {first}" if first else ""
-    return steps_of(trace.results, trace.stdins), calls, said
+    return steps_of(trace.results, trace.stdins, trace.commands), calls, said
 
 
 def _run_program(program: str, argv: list[str], data: bytes) -> int:

@@ -62,19 +62,23 @@ _RUN_AT = re.compile(r"^# (?:RUN: at line (\d+)|.*)$")
 _LIT17_RUN_AT = re.compile(r"^RUN: at line (\d+)$")
 
 
-def steps_of(results, stdins: dict[int, str] | None = None) -> tuple[RunStep, ...]:
+def steps_of(
+    results, stdins: dict[int, str] | None = None, commands: dict[int, str] | None = None
+) -> tuple[RunStep, ...]:
     """Group lit's ShellCommandResults (`@echo '# RUN: at line N'`, `@echo CMD`, then the
-    command's own results; lit 17: `: 'RUN: at line N'`, then the command's results) into RUN
-    lines."""
+    command's own results; lit 17: `: 'RUN: at line N'`, then the command's results, the
+    command itself from `commands`, the script's {line: command}) into RUN lines."""
     steps: list[RunStep] = []
     line: int | None = None
     command: str | None = None
     own: list[CommandResult] = []
-    echoed = True  # lit 17 echoes no command: it is told from its programs' arguments
+    echoed = True  # lit 17 echoes no command: it is the script's, or told from the programs
 
     def flush() -> None:
         if not echoed:
-            steps.append(RunStep(line, " | ".join(shlex.join(r.args) for r in own), tuple(own)))
+            given = (commands or {}).get(line) if line else None
+            told = " | ".join(shlex.join(r.args) for r in own)
+            steps.append(RunStep(line, told if given is None else given, tuple(own)))
         elif command is not None:
             steps.append(RunStep(line, command, tuple(own)))
 

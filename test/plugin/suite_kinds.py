@@ -32,7 +32,11 @@ _build = os.path.join(os.path.dirname(__file__), "..", "build")
 _dirs = [os.path.join(_build, "bin"), os.path.join(_build, "llvm", "bin")]
 config.environment["PATH"] = os.pathsep.join([*_dirs, os.environ["PATH"]])
 """
-EXTERNAL_ARGS = "execute_external=True, force_execute_external=True"
+# lit 23 runs RUN lines in an external shell only when forced; lit 17 and 18 know no such flag
+EXTERNAL_ARGS = (
+    "execute_external=True, "
+    '**({"force_execute_external": True} if __import__("lit").__versioninfo__ >= (19,) else {})'
+)
 # As torch-mlir's: the values a build's lit.site.cfg.py gives, lit.llvm's substitutions.
 INIT_CFG = """\
 import os

@@ -3,6 +3,7 @@ where, and a repro of the crashing stage; the session goes on and its summary co
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -59,7 +60,7 @@ STAGED = (
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    monkeypatch.setenv("PYTHONPATH", str(HERE), prepend=os.pathsep)  # and the code under test
     monkeypatch.setenv("MLIRPIPE_PASS_MODULES", PASS_MODULE)
     (pytester.path / "pipes").mkdir()
     (pytester.path / "pipes" / "crashy.toml").write_text(PIPELINE)

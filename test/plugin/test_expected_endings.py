@@ -4,6 +4,7 @@ binary on PATH, so it is not used here.)"""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -69,7 +70,7 @@ EXPECTED = {  # lit's code, pytest's outcome
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    monkeypatch.setenv("PYTHONPATH", str(HERE), prepend=os.pathsep)  # and the code under test
     monkeypatch.setenv("MLIRPIPE_PASS_MODULES", "crash_passes")
     (pytester.path / "lit.cfg.py").write_text(LIT_CFG)
     tests = pytester.mkdir("tests")

@@ -167,7 +167,10 @@ def test_expectation_lines_never_raise(text):
 
 LIT_LINES = st.sampled_from(
     [
-        "shell parser error on RUN: at line 3: foo 'x\n",
+        "# shell parser error on RUN: at line 3: foo 'x\n",
+        "shell parser error on: \": 'RUN: at line 3';   foo 'x\"\n",  # lit 17
+        "error: command failed with exit status: -6\n",  # lit 17
+        "+ : 'RUN: at line 2'\n",  # lit 17's external shell, traced
         "expected: 'x'\nhave: y\nin expression: 'a ||'\nin REQUIRES: directive on test line 2\n",
         "# error: command failed with exit status: -6\n",
         "/x.mlir:0: error: MLIRPIPE-EXPECT: crash, but\n  hint: h\n",
