@@ -8,6 +8,7 @@ import lit.llvm
 import pytest
 from litrun import lit_verdicts
 from suite_kinds import KINDS, build_suite
+from test_pipelines_option import PIPELINE
 
 from pytest_mlirpipe.tools.filecheck import find_llvm_filecheck
 
@@ -21,18 +22,6 @@ SHUFFLED = (
     "// RUN: printf 'a\\nb\\nc\\nd\\ne\\nf\\n' | shuffle | FileCheck %s\n"
     "// CHECK-DAG: a\n// CHECK-DAG: f\n"
 )
-PIPELINE = """\
-[pipeline]
-name = "tidy-only"
-description = "one stage of canonicalize"
-input = "linalg-on-tensors"
-output = "linalg-on-tensors"
-
-[[stage]]
-name = "tidy"
-reason = "folds what folds"
-passes = ["canonicalize"]
-"""
 
 
 @pytest.fixture(params=KINDS)
