@@ -170,14 +170,18 @@ def _pytest(pytester: pytest.Pytester, *args: str) -> tuple[dict[str, str], str]
     return outcomes, ran.stdout.str() + ran.stderr.str()
 
 
-@pytest.mark.parametrize("mode", ["on", "check"])
+@pytest.mark.parametrize(
+    "args",
+    [["--mlirpipe-preload=on"], ["--mlirpipe-preload=check"], ["--mlirpipe-preload=on", "-n2"]],
+    ids=["on", "check", "on-xdist"],
+)
 def test_a_python_tool_suite_gets_lits_verdicts_with_preload(
-    pytester: pytest.Pytester, mode: str
+    pytester: pytest.Pytester, args: list[str]
 ) -> None:
     expected = _suite(pytester.path)
     codes, output = lit_verdicts(pytester.path, "suite")
     assert codes == expected, output
-    outcomes, output = _pytest(pytester, f"--mlirpipe-preload={mode}", "suite")
+    outcomes, output = _pytest(pytester, *args, "suite")
     assert outcomes == expected, output
     assert "did not do what its fresh run did" not in output
 
