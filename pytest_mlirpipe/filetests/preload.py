@@ -20,6 +20,7 @@ import inspect
 import json
 import mmap
 import os
+import shlex
 import subprocess
 import sys
 import traceback
@@ -135,8 +136,8 @@ class Preloader:
         key = tuple(sorted(startup_environment(env, self.env_names).items()))
         for name in self._tried:
             module = sys.modules.get(name)
-            if module is None or (key, name) in self._resolved:
-                continue
+            if module is None or "." in name or (key, name) in self._resolved:
+                continue  # a package's modules are found through it
             spec = PathFinder.find_spec(name, list(fresh.path))
             origin = spec.origin if spec is not None else None
             self._resolved[key, name] = origin == getattr(module, "__file__", None)
@@ -146,7 +147,12 @@ class Preloader:
         """Import, once, the modules named or learned so far, as a fresh interpreter would
         find them (its path, the environment of the command that imported them)."""
         self._read_learned()
-        pending = [m for m in self._wanted if m not in self._tried and m not in sys.modules]
+        # a package before its modules
+        pending = sorted(
+            m
+            for m in self._wanted
+            if m not in self._tried and m not in sys.modules and "__main__" not in m
+        )
         if not pending:
             return
         saved_path, saved_env = list(sys.path), dict(os.environ)
@@ -217,7 +223,7 @@ class Preloader:
             (forked_out[0], forked_out[1] or b"", forked.returncode),
         )
         if difference:
-            self.differences.append(f"{' '.join(args)}\n{difference}")
+            self.differences.append(f"{shlex.join(args)}\n{difference}")
         if kwargs.get("stdin") != subprocess.PIPE:  # what it gave is read: lit closes a pipe
             kwargs = {**kwargs, "stdin": subprocess.DEVNULL}
         out, err = fresh_out[0], fresh_out[1] or b""

@@ -23,7 +23,7 @@ from .preload_plan import Launch
 # The test runner's packages, which a command that imports them imports afresh.
 _RUNNER_PACKAGES = ("pytest", "pluggy", "iniconfig", "lit", "xdist", "execnet", "pytest_mlirpipe")
 # The shared page a child writes the packages it imported to.
-LEARNED_SIZE = 1 << 15
+LEARNED_SIZE = 1 << 20
 # What `sys.exit` of a failed flush of stdout makes of the status, as the interpreter does.
 _FLUSH_FAILED = 120
 
@@ -297,15 +297,14 @@ def _flushed(status: int) -> int:
 
 
 def _learn(before: set[str], fresh: Fresh, page: mmap.mmap) -> None:
-    """Write the new top-level packages the command imported from the interpreter's own path
-    (not the command's folder or the working folder): what a preload can import for it."""
+    """Write the new modules the command imported from packages on the interpreter's own path
+    (not from its folder or the working folder): what a preload can import for it."""
     roots = tuple(os.path.join(p, "") for p in fresh.path if p)
     names = set()
     for name in set(sys.modules) - before:
-        top = name.partition(".")[0]
-        file = getattr(sys.modules.get(top), "__file__", None) or ""
+        file = getattr(sys.modules.get(name.partition(".")[0]), "__file__", None) or ""
         if file.startswith(roots):
-            names.add(top)
+            names.add(name)
     data = "\n".join(sorted(names)).encode()[: LEARNED_SIZE - 4]
     page[: 4 + len(data)] = len(data).to_bytes(4, "little") + data
 
