@@ -15,6 +15,7 @@ ORDERS = ("smart", "lexical")
 FILECHECK_ENGINES = ("auto", "llvm", "python", "both")
 NATIVE_MODES = ("jit", "aot")
 LINT_MODES = ("off", "warn", "error")
+PRELOAD_MODES = ("off", "on", "check")
 GROUP = ("mlirpipe", "MLIR lowering-pipeline tests (pytest-mlirpipe)")
 
 
@@ -144,6 +145,33 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         metavar="N",
         shown_default="1",
         ini_help="runs of each RUN/CHECK file whose outputs must agree (1: once, no check)",
+    ),
+    Option(
+        "preload",
+        "how lit's internal shell starts Python commands of RUN lines (this interpreter running "
+        "a script, -m or -c, or a console script of it): off (a process each, as lit does), on "
+        "(forked from the test process, which imported what they import), check (both ways, "
+        "and the file fails when stdout, stderr or status differ)",
+        default="off",
+        choices=PRELOAD_MODES,
+        shown_default="off",
+        ini_help="off, on or check: Python commands of RUN lines forked from the test process",
+    ),
+    Option(
+        "preload_modules",
+        "modules imported once in the test process for the preloaded Python commands of RUN "
+        "lines (besides those their runs are seen importing)",
+        flag=False,
+        ini="args",
+        default=(),
+    ),
+    Option(
+        "preload_env",
+        "environment variables besides PYTHON*, LD_*, LC_* and LANG in which a RUN line must "
+        "agree with the test process for its Python commands to be preloaded",
+        flag=False,
+        ini="args",
+        default=(),
     ),
     Option(
         "lint",
@@ -341,6 +369,9 @@ class RunConfig:
     compare_threshold: float = 0.2  # 20 %
     expectations_path: str | None = None  # the expected failures (a TOML file)
     repeat: int = 1  # runs of each RUN/CHECK file whose outputs must agree
+    preload: str = "off"  # Python commands of RUN lines: off, on (forked) or check (both ways)
+    preload_modules: tuple[str, ...] = ()  # imported once for them
+    preload_env: tuple[str, ...] = ()  # variables that must agree for a fork to stand in
 
 
 class OptionValueError(ValueError):
@@ -383,6 +414,11 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         raise OptionValueError(
             f"mlirpipe: mlirpipe_lint must be one of {', '.join(LINT_MODES)}, got {lint!r}"
         )
+    preload = _given(flag, ini, "preload")
+    if preload not in PRELOAD_MODES:
+        raise OptionValueError(
+            f"mlirpipe: mlirpipe_preload must be one of {', '.join(PRELOAD_MODES)}, got {preload!r}"
+        )
     time, bisect = flag(BY_NAME["time"]), flag(BY_NAME["bisect"])
     return RunConfig(
         suite=suite,
@@ -405,6 +441,9 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         compare_threshold=_percent(_given(flag, ini, "compare_threshold")),
         expectations_path=_expectations(flag, ini, base),
         repeat=_repeat(_given(flag, ini, "repeat")),
+        preload=preload,
+        preload_modules=tuple(ini(BY_NAME["preload_modules"])),
+        preload_env=tuple(ini(BY_NAME["preload_env"])),
     )
 
 

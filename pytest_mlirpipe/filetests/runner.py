@@ -65,6 +65,13 @@ class FileTestRunner:
         self._in_suites: dict[Path, tuple] = {}
         self._lock = threading.Lock()
         self.discovery = LitDiscovery(self.lit_config, self._cache, self._lock)
+        self.preloader = None  # Python commands of RUN lines forked from here (preload on)
+        if self.config.preload != "off":
+            from .preload import Preloader
+
+            self.preloader = Preloader(
+                self.config.preload, self.config.preload_modules, self.config.preload_env
+            )
 
     def make_test(self, path: Path):
         """lit's Test for `path`: the suite of the nearest lit.cfg.py, else our default config."""
@@ -277,14 +284,15 @@ class FileTestRunner:
         else:
             # A forked child's parent enforces the time limits (see MlirShTest).
             lit_config = self._contained_lit_config if forked else self.lit_config
-            with _shell(in_process, forked, crash_repro, programs) as trace:
+            preloader = self.preloader if in_process else None
+            with _shell(in_process, forked, crash_repro, programs, preloader) as trace:
                 result = _execute(test, lit_config)
         result.elapsed = time.perf_counter() - start
         test.setResult(result)  # lit's own XFAIL/XPASS logic
         code = test.result.code
         steps = steps_of(trace.results, trace.stdins, trace.commands) if trace else ()
         disagreements = test.result.metrics.get(DISAGREEMENTS_METRIC)
-        return FileVerdict(
+        verdict = FileVerdict(
             ResultCode.of(code),
             test.result.output or "",
             code.isFailure,
@@ -296,6 +304,14 @@ class FileTestRunner:
             search_path=test.config.environment.get("PATH", ""),
             xfail_listed=listed,
         )
+        if self.preloader is not None and self.preloader.differences:
+            from .preload_check import differs_report
+
+            report = differs_report(self.preloader.differences)
+            return dataclasses.replace(
+                verdict, code=ResultCode.FAIL, is_failure=True, differs=report
+            )
+        return verdict
 
 
 def _own_format(test) -> bool:
@@ -338,10 +354,11 @@ def _lit_config(params: dict[str, str]):
 
 
 @contextlib.contextmanager
-def _shell(in_process: bool, forked: bool, crash_repro, programs=None):
+def _shell(in_process: bool, forked: bool, crash_repro, programs=None, preloader=None):
     """lit's internal shell for one file, recording what its commands did; known tools run
     in-process (with a stage prefix cache) when `in_process`, and the programs `programs`
-    knows (inprocess.Programs) through their tools."""
+    knows (inprocess.Programs) through their tools; Python commands forked from here when a
+    `preloader` (preload.Preloader) is given."""
     from ..lowering.prefix_cache import prefix_cache
     from .inprocess import in_process_tools
 
@@ -358,6 +375,10 @@ def _shell(in_process: bool, forked: bool, crash_repro, programs=None):
             from .shell_trace import recording
 
             trace = scope.enter_context(recording())
+        if preloader is not None:
+            from .preload import preloaded_commands
+
+            scope.enter_context(preloaded_commands(preloader))
         if forked:
             gc.disable()  # the child exits right after; collecting would only cost
             yield trace

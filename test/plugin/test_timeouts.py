@@ -112,6 +112,9 @@ MODES = {
     "none": ("--mlirpipe-isolation=none",),
     "subprocess": ("--mlirpipe-isolation=subprocess",),
     "xdist": ("--mlirpipe-isolation=fork", "-n", "2"),
+    # the tools forked from the test process (the file's forked child, or the process itself)
+    "preload": ("--mlirpipe-isolation=fork", "--mlirpipe-preload=on"),
+    "preload-none": ("--mlirpipe-isolation=none", "--mlirpipe-preload=on"),
 }
 
 
