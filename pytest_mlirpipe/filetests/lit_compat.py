@@ -9,6 +9,7 @@ import re
 
 import lit
 import lit.LitConfig
+import lit.TestingConfig
 import lit.TestRunner
 
 try:  # lit 23 moved the shell's data into a module of its own
@@ -41,8 +42,12 @@ FAILED_STATUS = re.compile(
     re.M,
 )
 
-# lit 23 reads a test's time limit from its suite's config; lit 17 and 18 from the LitConfig.
-_LIMIT_ON_TEST_CONFIG = LIT_VERSION >= (19,)
+# lit 23 reads a test's time limit from its suite's config; lit 17 and 18 (and the lits
+# between, before the move) from the LitConfig: told by the config's own time-limit parameter.
+_LIMIT_ON_TEST_CONFIG = (
+    "maxIndividualTestTime"
+    in inspect.signature(lit.TestingConfig.TestingConfig.__init__).parameters
+)
 
 
 def new_lit_config(params: dict[str, str], progname: str = "pytest-mlirpipe"):

@@ -208,13 +208,15 @@ def report_failed_file(runner, path: Path, verdict: FileVerdict) -> ReportOutcom
     """The stage report of a file whose failing RUN line ran `mlirpipe-opt --pipeline`, written
     to `Output/NAME.stages.html` (None for any other failure). The lowering runs again, in a
     forked child unless the run's isolation is `none`."""
+    import importlib.util
+
     import lit.TestRunner
 
     from .. import contain
 
     command = stage_command(verdict) if not verdict.crash else None
-    if command is None:
-        return None
+    if command is None or importlib.util.find_spec("torch_mlir") is None:
+        return None  # no MLIR bindings (the core install): the failing RUN line says so
     command = dataclasses.replace(
         command, pipelines_dir=(*command.pipelines_dir, *runner.config.pipeline_dirs)
     )

@@ -181,3 +181,28 @@ def test_an_execution_check_that_needs_an_extra_is_skipped_saying_which(
             "(no module '*'): pip install 'pytest-mlirpipe[[]*[]]'"
         ]
     )
+
+
+@pytest.mark.parametrize("isolation", ["fork", "none"])
+def test_a_pipeline_run_line_and_a_pipelines_folder_need_no_extra_to_be_reported(
+    pytester: pytest.Pytester, isolation: str
+) -> None:
+    """With a pipelines folder (its files are checked once a run has file tests) and a failing
+    `mlirpipe-opt --pipeline` RUN line (whose stage report needs the bindings), the core
+    install still reports the file in its lines: no INTERNALERROR, no traceback."""
+    (pytester.path / "conftest.py").write_text(HIDE)
+    (pytester.path / "pipes").mkdir()
+    (pytester.path / "staged.mlir").write_text(
+        "// RUN: mlirpipe-opt %s --pipeline refbackend | FileCheck %s\n// CHECK: llvm.\n" + BODY
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--mlirpipe-isolation={isolation}", "--mlirpipe-pipelines=pipes"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["  mlirpipe-opt: error: this needs the MLIR Python bindings (torch-mlir), not installed"
+         " here (no module 'torch_mlir'): pip install 'pytest-mlirpipe[mlir]'"]
+    )  # fmt: skip
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    assert "report failed" not in output, output

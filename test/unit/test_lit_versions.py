@@ -77,3 +77,13 @@ def test_lit_17_s_run_lines_are_the_script_s_commands_not_their_programs_joined(
     results = [_result([":", "RUN: at line 2"]), _result(["a"]), _result(["b"], 1)]
     (step,) = steps_of(results, commands={2: "a && b"})
     assert (step.line, step.command, step.failed) == (2, "a && b", True)
+
+
+def test_the_time_limit_is_put_where_the_installed_lit_reads_it() -> None:
+    """lit 23 reads a test's limit from its suite's config, lit 17 and 18 from the LitConfig;
+    told by the config's parameter, not by the version number (no lit 19 to 22 was tested)."""
+    import lit
+
+    from pytest_mlirpipe.filetests import lit_compat
+
+    assert (lit.__versioninfo__ >= (23,)) == lit_compat._LIMIT_ON_TEST_CONFIG
