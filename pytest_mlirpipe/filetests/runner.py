@@ -267,9 +267,11 @@ class FileTestRunner:
             from .filecheck_programs import filecheck_programs
 
             programs = filecheck_programs(engine, as_process=not in_process)
-        if not _own_format(test):
-            # the suite's own format: the run's pipeline folders reach its RUN lines here
-            with_own_config(test, **pipeline_search_path(test.config, self.lit_config))
+        search_path = (
+            {} if _own_format(test) else pipeline_search_path(test.config, self.lit_config)
+        )
+        if search_path:  # the suite's own format: the run's pipeline folders reach it here
+            with_own_config(test, **search_path)
         if repeating:  # each FileCheck the RUN lines start writes down what it was given
             from .repeat import record_filecheck_inputs
 
@@ -278,6 +280,11 @@ class FileTestRunner:
             # lit's own limit, which kills each command's process tree; a forked child's
             # parent enforces the limit on the child and its tree instead.
             with_own_config(test, maxIndividualTestTime=self.config.timeout)
+        # only a run whose Python commands it forked has its differences (a rerun after a
+        # crash, as processes, has none: the last run's are not this one's)
+        preloader = self.preloader if in_process else None
+        if preloader is not None:
+            preloader.differences = []  # this file's alone, whether or not its lines run
         start = time.perf_counter()
         if test.config.unsupported:
             trace = None
@@ -287,7 +294,6 @@ class FileTestRunner:
         else:
             # A forked child's parent enforces the time limits (see MlirShTest).
             lit_config = self._contained_lit_config if forked else self.lit_config
-            preloader = self.preloader if in_process else None
             with _shell(in_process, forked, crash_repro, programs, preloader) as trace:
                 result = _execute(test, lit_config)
         result.elapsed = time.perf_counter() - start
@@ -307,10 +313,10 @@ class FileTestRunner:
             search_path=test.config.environment.get("PATH", ""),
             xfail_listed=listed,
         )
-        if self.preloader is not None and self.preloader.differences:
+        if preloader is not None and preloader.differences:
             from .preload_check import differs_report
 
-            report = differs_report(self.preloader.differences)
+            report = differs_report(preloader.differences)
             return dataclasses.replace(
                 verdict, code=ResultCode.FAIL, is_failure=True, differs=report
             )

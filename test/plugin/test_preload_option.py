@@ -254,3 +254,18 @@ def test_an_unknown_preload_mode_is_refused_with_the_accepted_ones(
     )
     ran = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlirpipe-preload=fast")
     assert "argument --mlirpipe-preload: invalid choice: 'fast'" in ran.stderr.str()
+
+
+def test_a_difference_fails_only_the_file_whose_command_showed_it(
+    pytester: pytest.Pytester,
+) -> None:
+    # after the file with a difference, a file whose folder lit does not run keeps its verdict
+    _flavored(pytester.path)
+    (pytester.path / "suite" / "later").mkdir()
+    (pytester.path / "suite" / "later" / "lit.local.cfg").write_text("config.unsupported = True\n")
+    (pytester.path / "suite" / "later" / "c-later.mlir").write_text(FLAVORED.format("c") + BODY)
+    files = ("suite/a-first.mlir", "suite/b-second.mlir", "suite/later/c-later.mlir")
+    assert lit_verdicts(pytester.path, *files)[0]["c-later.mlir"] == "UNSUPPORTED"
+    outcomes, output = _pytest(pytester, "--mlirpipe-preload=check", *files)
+    assert outcomes["b-second.mlir"] == "FAIL", output
+    assert outcomes["c-later.mlir"] == "UNSUPPORTED", output
