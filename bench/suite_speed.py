@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 import external_suite  # beside this script
+import python_suites
 from runner import lit_verdicts, pytest_verdicts
 
 LLVM_FILECHECK = "/usr/lib/llvm-22/bin/FileCheck"
@@ -180,15 +181,32 @@ def runners(root: Path, shape: str) -> dict[str, tuple[list[str], Path | None]]:
     """Name -> (command, its junit file or None for lit's output)."""
     py = sys.executable
     lit = [py, "-c", "from lit.main import main; main()"]
-    folder = "test" if shape == "build" else "src"
+    folder = "src" if shape in ("external", "internal") else "test"
+    pytest_n2 = [py, "-m", "pytest", "-q", "-n", "2"]
     return {
         "lit -j2": ([*lit, "-j2", folder], None),
         "lit -j1": ([*lit, "-j1", folder], None),
         "pytest -n 2": (
-            [py, "-m", "pytest", "-q", "-n", "2", "--junitxml=n2.xml"],
+            [*pytest_n2, "--junitxml=n2.xml"],
             root / "n2.xml",
         ),
         "pytest": ([py, "-m", "pytest", "-q", "--junitxml=serial.xml"], root / "serial.xml"),
+        "preload -n 2": (
+            [*pytest_n2, "--mlirpipe-preload=on", "--junitxml=preload.xml"],
+            root / "preload.xml",
+        ),
+        "preload": (
+            [py, "-m", "pytest", "-q", "--mlirpipe-preload=on", "--junitxml=preload1.xml"],
+            root / "preload1.xml",
+        ),
+        "repeat -n 2": (
+            [*pytest_n2, "--mlirpipe-repeat=2", "--junitxml=repeat.xml"],
+            root / "repeat.xml",
+        ),
+        "check -n 2": (
+            [*pytest_n2, "--mlirpipe-preload=check", "--junitxml=check.xml"],
+            root / "check.xml",
+        ),
         "commands -P2": (
             [
                 py,
@@ -204,10 +222,19 @@ def runners(root: Path, shape: str) -> dict[str, tuple[list[str], Path | None]]:
     }
 
 
+LIT_VERDICTS = {
+    "build": lit_verdicts,
+    "external": external_suite.lit_verdicts,
+    "internal": external_suite.lit_verdicts,
+    "python-tool": python_suites.lit_verdicts,
+    "python-tests": python_suites.lit_verdicts,
+}
 # Which runner a verdict-less row is compared with, for the ratio column.
 BASELINES = {
     "pytest -n 2": "lit -j2",
     "pytest": "lit -j1",
+    "preload": "lit -j1",
+    "repeat -n 2": "pytest -n 2",
     "pytest collect": "lit collect",
     "commands -P2": "lit -j2",
 }
@@ -223,7 +250,7 @@ def run_round(root: Path, shape: str, chosen: list[str], results: dict) -> None:
         elif xml is not None:
             verdicts = pytest_verdicts(xml)
         else:  # the stand-ins' lit suites have names of their own
-            verdicts = (lit_verdicts if shape == "build" else external_suite.lit_verdicts)(stdout)
+            verdicts = LIT_VERDICTS[shape](stdout)
         results.setdefault(name, []).append((wall, load, cpu, verdicts))
         print(f"  {name:14s} {wall:7.2f} s  cpu {cpu:6.2f} s  other load {load:4.2f} cores")
 
@@ -279,31 +306,41 @@ def _same_verdicts(results: dict, files: int) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", choices=("build", "external", "internal"), default="build")
+    ap.add_argument("--shape", choices=SHAPES, default="build")
     ap.add_argument("--small", type=int, default=160, help="build: small files (default 160)")
     ap.add_argument("--large", type=int, default=6, help="build: --split-input-file files")
     ap.add_argument("--chunks", type=int, default=400, help="build: mean chunks per large file")
-    ap.add_argument("--files", type=int, default=1050, help="external, internal: test files")
+    ap.add_argument(
+        "--files",
+        type=int,
+        help="external, internal: test files (default 1050); python-tool: 600; python-tests: 24",
+    )
     ap.add_argument("--sources", type=int, default=40, help="external, internal: sources a test")
+    ap.add_argument(
+        "--import-cost",
+        type=float,
+        default=0.2,
+        help="python-tool: CPU seconds foo-opt's package takes to import (default 0.2)",
+    )
     ap.add_argument("--repeats", type=int, default=3, help="timed rounds after the warm-up")
     ap.add_argument(
         "--runners",
         help="of lit, floor (external only: the commands alone, after lit), lit1, n2, "
-        "serial, collect (default: lit, n2 and serial for the build shape, all for the "
-        "external one, all but floor for the internal one)",
+        "serial, collect, preload (pytest -n 2 --mlirpipe-preload=on), preload1 (serial, "
+        "preloaded), check (pytest -n 2 --mlirpipe-preload=check), repeat (pytest -n 2 "
+        "--mlirpipe-repeat=2, compared with pytest -n 2); default: "
+        + "; ".join(f"{shape}: {names}" for shape, names in DEFAULT_RUNNERS.items()),
     )
     ap.add_argument("--quick", action="store_true", help="a few files, no warm-up, one round")
     ap.add_argument("--with-hypothesis", action="store_true", help="keep its pytest plugin")
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it")
     args = ap.parse_args()
+    if args.files is None:
+        args.files = {"python-tool": 600, "python-tests": 24}.get(args.shape, 1050)
     if args.quick:
-        args.small, args.large, args.chunks, args.files, args.sources = 6, 1, 4, 12, 3
+        args.small, args.large, args.chunks, args.sources = 6, 1, 4, 3
+        args.files = min(args.files, 12)
         args.repeats = 1
-    default = {
-        "build": "lit,n2,serial",
-        "external": "lit,floor,lit1,n2,serial,collect",
-        "internal": "lit,lit1,n2,serial,collect",
-    }[args.shape]
     names = {
         "lit": ["lit -j2"],
         "lit1": ["lit -j1"],
@@ -311,8 +348,12 @@ def main() -> None:
         "n2": ["pytest -n 2"],
         "serial": ["pytest"],
         "collect": ["lit collect", "pytest collect"],
+        "preload": ["preload -n 2"],
+        "preload1": ["preload"],
+        "check": ["check -n 2"],
+        "repeat": ["repeat -n 2"],
     }
-    asked = [r for r in (args.runners or default).split(",") if r]
+    asked = [r for r in (args.runners or DEFAULT_RUNNERS[args.shape]).split(",") if r]
     unknown = [r for r in asked if r not in names]
     if unknown:
         ap.error(f"--runners: unknown {', '.join(unknown)} (of {', '.join(names)})")
@@ -322,16 +363,7 @@ def main() -> None:
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mlirpipe-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        if args.shape != "build":
-            external_suite.make_external_suite(
-                root, args.files, native_opt(), args.sources, shell=args.shape
-            )
-            files = args.files
-            print(f"suite in {root}: {files} test files among {files * args.sources} sources")
-        else:
-            make_suite(root, args.small, args.large, args.chunks, args.with_hypothesis)
-            files = args.small + args.large
-            print(f"suite in {root}: {args.small} small files, {args.large} large ones")
+        files = make(root, args)
         if not args.quick:
             print("warm-up round (records each runner's per-file times):")
             run_round(root, args.shape, chosen, {})
@@ -344,6 +376,37 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     sys.exit(0 if same else 1)
+
+
+SHAPES = ("build", "external", "internal", "python-tool", "python-tests")
+DEFAULT_RUNNERS = {
+    "build": "lit,n2,serial",
+    "external": "lit,floor,lit1,n2,serial,collect",
+    "internal": "lit,lit1,n2,serial,collect",
+    "python-tool": "lit,n2,preload,check",
+    "python-tests": "lit,n2,preload,check",
+}
+
+
+def make(root: Path, args: argparse.Namespace) -> int:
+    """Generate the suite of `args.shape` into `root`; the number of its test files."""
+    if args.shape in ("external", "internal"):
+        external_suite.make_external_suite(
+            root, args.files, native_opt(), args.sources, shell=args.shape
+        )
+        print(f"suite in {root}: {args.files} test files among {args.files * args.sources} sources")
+        return args.files
+    if args.shape == "python-tool":
+        python_suites.make_python_tool_suite(root, args.files, args.import_cost)
+        print(f"suite in {root}: {args.files} files, foo-opt's import {args.import_cost} s of CPU")
+        return args.files
+    if args.shape == "python-tests":
+        python_suites.make_python_tests_suite(root, args.files)
+        print(f"suite in {root}: {args.files} Python lit tests importing torch and torch_mlir")
+        return args.files
+    make_suite(root, args.small, args.large, args.chunks, args.with_hypothesis)
+    print(f"suite in {root}: {args.small} small files, {args.large} large ones")
+    return args.small + args.large
 
 
 if __name__ == "__main__":
