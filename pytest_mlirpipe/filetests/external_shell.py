@@ -13,6 +13,11 @@ from .own_config import with_own_config
 # `FileCheck` and `filecheck` scripts that run tools/filecheck.py with $MLIRPIPE_PYTHON.
 SHIM_DIR = Path(__file__).with_name("shim")
 PYTHON_ENV = "MLIRPIPE_PYTHON"
+# The program a shim records for and then runs (see the shims), by the name RUN lines call.
+DIRECT_ENV = {
+    "FileCheck": "MLIRPIPE_FILECHECK_DIRECT",
+    "filecheck": "MLIRPIPE_FILECHECK_PORT_DIRECT",
+}
 
 
 def uses_external_shell(test) -> bool:
@@ -23,7 +28,8 @@ def with_chosen_filecheck(test, engine: str | None, always: bool = False) -> Non
     """Put the project's FileCheck first on the PATH of `test`'s RUN lines when they run in an
     external shell and an engine was chosen (`engine`: python, llvm or both), when that PATH
     has no FileCheck at all (then LLVM's in /usr/lib/llvm-NN/bin, else the Python port), or
-    `always` (--mlirpipe-repeat: the project's FileCheck writes down what it is given)."""
+    `always` (--mlirpipe-repeat: the project's FileCheck writes down what it is given; with no
+    engine chosen, a program of that name on the PATH still checks, as it would have)."""
     if not uses_external_shell(test):
         return
     environment = test.config.environment
@@ -39,4 +45,9 @@ def with_chosen_filecheck(test, engine: str | None, always: bool = False) -> Non
         from ..tools.filecheck import ENGINE_ENV
 
         changed[ENGINE_ENV] = engine
+    else:  # the shim records what it is given and starts the program the PATH has
+        for name, variable in DIRECT_ENV.items():
+            found = shutil.which(name, path=path)
+            if found:
+                changed[variable] = os.path.abspath(found)
     with_own_config(test, environment=changed)

@@ -4,7 +4,6 @@ printed compared (--mlirpipe-repeat)."""
 from __future__ import annotations
 
 import difflib
-import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -15,7 +14,7 @@ from .names import REPEAT_PARAM, TOOL_MODULES
 from .verdict import FileVerdict
 
 DIFF_LINES = 40  # of the unified diff shown
-# Beside a test's %t files: what each FileCheck of a run was given (JSON lines: argv, input).
+# Beside a test's %t files: what each FileCheck of a run was given (tools/filecheck.py's records).
 _INPUTS_SUFFIX = ".filecheck-inputs"
 
 
@@ -104,7 +103,7 @@ def record_filecheck_inputs(test) -> Path:
 
     _, tmp_base = TestRunner.getTempPaths(test)
     record = Path(tmp_base + _INPUTS_SUFFIX)
-    record.unlink(missing_ok=True)  # a record an interrupted run left
+    _remove_records(record)  # a record an interrupted run left
     with_own_config(test, environment={**test.config.environment, INPUTS_ENV: str(record)})
     return record
 
@@ -114,19 +113,26 @@ def left_behind(test) -> list[Output]:
     (the record is then removed) and the %t files."""
     import lit.TestRunner as TestRunner
 
+    from ..tools.filecheck import read_input_records
+
     _, tmp_base = TestRunner.getTempPaths(test)
     record = Path(tmp_base + _INPUTS_SUFFIX)
     try:
-        lines = record.read_text(encoding="utf-8").splitlines()
+        data = record.read_bytes()
     except OSError:
-        lines = []
-    record.unlink(missing_ok=True)
+        data = b""
     found = []
-    for line in lines:
-        given = json.loads(line)
-        what = f"the input of `FileCheck {shlex.join(given['argv'])}`"
-        found.append(Output(None, what, given["input"]))
+    for argv, given in read_input_records(data):
+        what = f"the input of `FileCheck {shlex.join(argv)}`"
+        found.append(Output(None, what, given.decode("utf-8", "replace")))
+    _remove_records(record)
     return found + [Output(None, f"the %t file {n}", t) for n, t in temp_files(test).items()]
+
+
+def _remove_records(record: Path) -> None:
+    """The record and the inputs the shims kept beside it (`record.PID`)."""
+    for path in [record, *record.parent.glob(record.name + ".*")]:
+        path.unlink(missing_ok=True)
 
 
 def temp_files(test) -> dict[str, str]:

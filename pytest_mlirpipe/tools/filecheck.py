@@ -22,9 +22,12 @@ DISAGREE = "filecheck: warning: LLVM FileCheck and the Python port disagree"
 # Where `both` appends its disagreement reports (JSON lines: argv, report) when a test runner
 # set it: not the command's stderr, which a RUN line may pipe on (`2>&1 | ...`).
 NOTES_ENV = "MLIRPIPE_FILECHECK_NOTES"
-# Where each run appends what it was given to check (JSON lines: argv, input), when a test runner
-# set it (lit --param mlirpipe_repeat=N compares them between runs).
+# Where each run appends what it was given to check, when a test runner set it (lit --param
+# mlirpipe_repeat=N compares them between runs): a record each, `RECORD_HEAD <arguments>
+# <bytes>` and a newline, each argument ended by a NUL byte, then the input's bytes. The shims
+# of filetests/shim write `RECORD_HEAD <arguments> @<path>`: the input is in that file.
 INPUTS_ENV = "MLIRPIPE_FILECHECK_INPUTS"
+RECORD_HEAD = b"mlirpipe-filecheck-input"
 
 
 def run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -34,8 +37,8 @@ def run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     inputs = os.environ.get(INPUTS_ENV)
     if inputs:
         data = _read_all(stdin)
-        with open(inputs, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"argv": argv, "input": data.decode("utf-8", "replace")}) + "\n")
+        with open(inputs, "ab") as f:
+            f.write(input_record(argv, data))
         stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     engine = os.environ.get(ENGINE_ENV) or "auto"
     if engine not in ENGINES:
@@ -70,6 +73,45 @@ def run(argv: list[str], stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     stdout.write(out)
     stderr.write(err)
     return status
+
+
+def input_record(argv: Sequence[str], data: bytes) -> bytes:
+    """One record of what a FileCheck was given (see INPUTS_ENV)."""
+    args = b"".join(os.fsencode(a) + b"\0" for a in argv)
+    return b"%s %d %d\n%s%s" % (RECORD_HEAD, len(argv), len(data), args, data)
+
+
+def read_input_records(data: bytes) -> list[tuple[list[str], bytes]]:
+    """The (arguments, input) records `data` holds, in order (an input kept in a file of its
+    own is read, and the file removed); a record cut short (a FileCheck killed while writing
+    it) ends the list."""
+    found = []
+    at = 0
+    while at < len(data):
+        end = data.find(b"\n", at)
+        head = data[at:end].split(b" ", 2) if end >= 0 else []
+        if len(head) != 3 or head[0] != RECORD_HEAD or not head[1].isdigit():
+            break
+        count, size = int(head[1]), head[2]
+        at = end + 1
+        args = data[at:].split(b"\0", count)[:count]
+        if len(args) < count:
+            break
+        at += sum(len(a) + 1 for a in args)
+        if size.startswith(b"@"):
+            given = Path(os.fsdecode(size[1:]))
+            try:
+                text = given.read_bytes()
+            except OSError:
+                break
+            given.unlink(missing_ok=True)
+        elif size.isdigit() and at + int(size) <= len(data):
+            text = data[at : at + int(size)]
+            at += int(size)
+        else:
+            break
+        found.append(([os.fsdecode(a) for a in args], text))
+    return found
 
 
 def _note_disagreement(argv: list[str], report: str) -> str:

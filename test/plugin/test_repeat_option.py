@@ -157,3 +157,32 @@ def test_a_plain_lit_suite_s_filecheck_program_is_watched_too(
             " 4): the input piped into `*FileCheck *shuffled.mlir`"
         ]
     )
+
+
+def test_an_external_shell_s_own_filecheck_checks_and_its_input_is_compared(
+    pytester: pytest.Pytester,
+) -> None:
+    """The FileCheck the suite's PATH has runs (not the project's), once a run, and what it is
+    given still tells the runs apart; no record is left behind."""
+    (pytester.path / "lit.cfg.py").write_text(EXTERNAL_CFG)
+    (pytester.path / "shuffle").write_text(f"#!{sys.executable}\n{SHUFFLE}")
+    (pytester.path / "shuffle").chmod(0o755)
+    log = pytester.path / "filecheck-runs.log"
+    real = find_llvm_filecheck() or f"{sys.executable} -m filecheck"
+    (pytester.path / "FileCheck").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
+    (pytester.path / "FileCheck").chmod(0o755)
+    (pytester.path / "shuffled.mlir").write_text(SHUFFLED)
+    steady = "// RUN: printf 'a b\\0c\\n' | FileCheck %s --implicit-check-not='x y'\n// CHECK: a b\n"
+    (pytester.path / "steady.mlir").write_text(steady)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlirpipe-repeat=4")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*shuffled.mlir: FAIL: output of a RUN line differs between runs (run 1 and run *"
+            " of 4): the input of `FileCheck *shuffled.mlir`"
+        ]
+    )
+    runs = log.read_text().splitlines()
+    assert sum("steady.mlir --implicit-check-not=x y" in run for run in runs) == 4
+    assert 2 <= sum("shuffled.mlir" in run for run in runs) <= 4  # until a run differs
+    assert list(pytester.path.rglob("*.filecheck-inputs*")) == []
