@@ -29,6 +29,9 @@ VERDICT = "mlirpipe_verdict"
 REASON = "mlirpipe_reason"
 # user_properties key of what --mlirpipe-update-checks did to the file (report lines).
 UPDATED = "mlirpipe_updated"
+# user_properties key of what --mlirpipe-preload did with the file's Python commands: "F P D",
+# forked (check: run both ways), run as processes all the same, differed (check).
+PRELOADED = "mlirpipe_preloaded"
 # user_properties key of the stage report of a file whose stage check failed (a path).
 STAGE_REPORT = "mlirpipe_stage_report"
 # lit's codes that are not failures and are not a plain pass: pytest's outcome for each. Any
@@ -306,6 +309,8 @@ class MlirItem(pytest.Item):
         contained = "timeout" if timed_out else "crash" if verdict.crash else None
         if contained:  # plain data: it reaches the xdist controller with the report
             self.user_properties.append((CONTAINED, contained))
+        if any(verdict.preloaded):
+            self.user_properties.append((PRELOADED, " ".join(map(str, verdict.preloaded))))
         # in --junitxml, for CI and tools; a plain string, as xdist sends it to the controller
         self.user_properties.append((VERDICT, str(verdict.code)))
         _remove_old_reports(runner, self.path)

@@ -4,18 +4,40 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from . import expectations_plugin, lit_controls_plugin, ordering, sharding
-from .items import (
+
+def _asserts_left_as_written() -> None:
+    """pytest rewrites the asserts of every module of a plugin's package as it is imported,
+    compiling its source again at every start where no bytecode is written
+    (PYTHONDONTWRITEBYTECODE, as many CI images set it): the package's asserts state
+    invariants, not test outcomes, so its modules (those this one imports on) load as
+    Python loads them. Only pytest's own import hook knows the list; a pytest without it
+    leaves things as they were."""
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        if type(finder).__name__ == "AssertionRewritingHook" and isinstance(marked, set):
+            marked.discard(__package__)
+            cache = getattr(finder, "_marked_for_rewrite_cache", None)
+            if isinstance(cache, dict):
+                cache.clear()
+
+
+_asserts_left_as_written()
+
+from . import expectations_plugin, lit_controls_plugin, ordering, sharding  # noqa: E402
+from .items import (  # noqa: E402
     CONTAINED,
+    PRELOADED,
     RUNNER_KEY,
     STAGE_REPORT,
     SUITE_CONFIGS,
     UPDATED,
+    VERDICT,
     BrokenPipelineFiles,
     BrokenSuite,
     BrokenSuiteFile,
@@ -24,7 +46,7 @@ from .items import (
     MlirItem,
     exits_at_import,
 )
-from .options import (
+from .options import (  # noqa: E402
     FILE_TEST_OPTIONS,
     GROUP,
     Option,
@@ -311,8 +333,10 @@ def _warn(warning: Warning, where: Path) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """One line counting the files whose crash or hang was contained (workers' reports too),
-    and what --mlirpipe-update-checks changed."""
+    one of what --mlirpipe-preload did, and what --mlirpipe-update-checks changed."""
     counts = {"crash": 0, "timeout": 0}
+    preloaded = [0, 0, 0]
+    files = 0
     updates: list[str] = []
     for reports in terminalreporter.stats.values():
         for report in reports:
@@ -323,10 +347,35 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                     counts[value] += 1
                 elif key == UPDATED and value:
                     updates.append(value)
+                elif key == VERDICT:
+                    files += 1
+                elif key == PRELOADED:
+                    for i, n in enumerate(str(value).split()):
+                        preloaded[i] += int(n)
     for lines in sorted(updates):
         terminalreporter.write_line(f"mlirpipe-update-checks: {lines}".replace("\n", "\n  "))
     if any(counts.values()):
         terminalreporter.write_line(f"mlirpipe: {contained_summary(counts)} contained")
+    run_config = config.stash.get(RUN_CONFIG, None)
+    mode = run_config.preload if run_config is not None else "off"
+    if mode in ("on", "check") and files:
+        terminalreporter.write_line(preload_summary(mode, *preloaded))
+
+
+def preload_summary(mode: str, forked: int, fallback: int, differed: int) -> str:
+    """What --mlirpipe-preload did with the run's Python commands, in one line."""
+    processes = (
+        f"; {fallback:,} ran as processes (their environment differs from the test process's "
+        "where an interpreter or the imports read it)"
+        if fallback
+        else ""
+    )
+    if mode == "check":
+        return (
+            f"mlirpipe: --mlirpipe-preload=check: {forked:,} Python commands run fresh and "
+            f"forked, {differed:,} differed{processes}"
+        )
+    return f"mlirpipe: --mlirpipe-preload: {forked:,} Python commands forked{processes}"
 
 
 def contained_summary(counts: dict[str, int]) -> str:

@@ -80,7 +80,8 @@ class Preloader:
         self._resolved: dict[tuple, bool] = {}  # (startup environment, module) -> same file
         self._learning: list[tuple[mmap.mmap, subprocess.Popen, dict[str, str]]] = []
         self.differences: list[str] = []
-        self.forked = 0
+        self.forked = 0  # commands forked (in check mode: run both ways)
+        self.fallback = 0  # commands of this interpreter that ran as processes nonetheless
 
     def fresh(self, env: dict[str, str]) -> Fresh | None:
         """What a fresh interpreter started in `env` has, or None when a fork of this process
@@ -125,6 +126,7 @@ class Preloader:
         env = dict(os.environ if env is None else env)
         fresh = self.fresh(env)
         if fresh is None or not self._imports_resolve(env, fresh):
+            self.fallback += 1
             return None
         return launch, fresh
 
@@ -136,7 +138,12 @@ class Preloader:
         key = tuple(sorted(startup_environment(env, self.env_names).items()))
         for name in self._tried:
             module = sys.modules.get(name)
-            if module is None or "." in name or (key, name) in self._resolved:
+            if (
+                module is None
+                or "." in name
+                or name.startswith("__")
+                or (key, name) in self._resolved
+            ):
                 continue  # a package's modules are found through it
             spec = PathFinder.find_spec(name, list(fresh.path))
             origin = spec.origin if spec is not None else None
@@ -151,7 +158,10 @@ class Preloader:
         pending = sorted(
             m
             for m in self._wanted
-            if m not in self._tried and m not in sys.modules and "__main__" not in m
+            if m not in self._tried
+            and m not in sys.modules
+            and "__main__" not in m
+            and not m.startswith("__")
         )
         if not pending:
             return

@@ -302,6 +302,8 @@ def _learn(before: set[str], fresh: Fresh, page: mmap.mmap) -> None:
     roots = tuple(os.path.join(p, "") for p in fresh.path if p)
     names = set()
     for name in set(sys.modules) - before:
+        if name.startswith("__"):  # `__main__`, multiprocessing's `__mp_main__`: no module
+            continue
         file = getattr(sys.modules.get(name.partition(".")[0]), "__file__", None) or ""
         if file.startswith(roots):
             names.add(name)

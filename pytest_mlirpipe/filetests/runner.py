@@ -285,6 +285,7 @@ class FileTestRunner:
         preloader = self.preloader if in_process else None
         if preloader is not None:
             preloader.differences = []  # this file's alone, whether or not its lines run
+            counted = (preloader.forked, preloader.fallback)
         start = time.perf_counter()
         if test.config.unsupported:
             trace = None
@@ -313,6 +314,15 @@ class FileTestRunner:
             search_path=test.config.environment.get("PATH", ""),
             xfail_listed=listed,
         )
+        if preloader is not None:
+            verdict = dataclasses.replace(
+                verdict,
+                preloaded=(
+                    preloader.forked - counted[0],
+                    preloader.fallback - counted[1],
+                    len(preloader.differences),
+                ),
+            )
         if preloader is not None and preloader.differences:
             from .preload_check import differs_report
 

@@ -52,6 +52,9 @@ class FileVerdict:
     search_path: str = ""  # the PATH the suite's config gave its RUN lines, when it set one
     differs: str = ""  # --mlirpipe-repeat: the first output that differed between runs
     xfail_listed: bool = False  # lit's xfail list ($LIT_XFAIL, --xfail) expects it to fail
+    # --mlirpipe-preload: Python commands forked (check: run both ways), those of this
+    # interpreter run as processes all the same, and (check) those whose two runs differed
+    preloaded: tuple[int, int, int] = (0, 0, 0)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "code", ResultCode(self.code))

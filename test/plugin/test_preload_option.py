@@ -184,6 +184,14 @@ def test_a_python_tool_suite_gets_lits_verdicts_with_preload(
     outcomes, output = _pytest(pytester, *args, "suite")
     assert outcomes == expected, output
     assert "did not do what its fresh run did" not in output
+    # every Python command of the RUN lines lit runs (workers' counts summed): foo-opt 13
+    # times, filecheck 7 times outside facts.mlir, whose five lines run 10 of them
+    forked = 30
+    if "--mlirpipe-preload=check" in args:
+        line = f"mlirpipe: --mlirpipe-preload=check: {forked} Python commands run fresh and "
+        assert line + "forked, 0 differed\n" in output, output
+    else:
+        assert f"mlirpipe: --mlirpipe-preload: {forked} Python commands forked\n" in output
 
 
 def test_check_mode_finds_no_difference_in_what_a_fresh_interpreter_shows(
@@ -219,6 +227,9 @@ def test_check_mode_fails_a_file_whose_tool_read_another_commands_environment_at
         "(--mlirpipe-preload=check): " in output
     ), output
     assert "-flavor b\n+flavor a" in output, output
+    # foo-opt and filecheck in each file; b's foo-opt differed
+    summary = "mlirpipe: --mlirpipe-preload=check: 4 Python commands run fresh and forked, "
+    assert summary + "1 differed\n" in output, output
 
 
 def test_a_variable_named_in_mlirpipe_preload_env_keeps_its_commands_fresh(
@@ -229,6 +240,11 @@ def test_a_variable_named_in_mlirpipe_preload_env_keeps_its_commands_fresh(
     files = ("suite/a-first.mlir", "suite/b-second.mlir")
     outcomes, output = _pytest(pytester, "--mlirpipe-preload=check", *files)
     assert outcomes == {"a-first.mlir": "PASS", "b-second.mlir": "PASS"}, output
+    assert (  # each file's foo-opt runs fresh; its filecheck, whose environment agrees, both ways
+        "mlirpipe: --mlirpipe-preload=check: 2 Python commands run fresh and forked, 0 differed;"
+        " 2 ran as processes (their environment differs from the test process's where an"
+        " interpreter or the imports read it)\n"
+    ) in output, output
 
 
 def test_a_module_a_command_imported_is_there_for_the_next_commands(
@@ -269,3 +285,42 @@ def test_a_difference_fails_only_the_file_whose_command_showed_it(
     outcomes, output = _pytest(pytester, "--mlirpipe-preload=check", *files)
     assert outcomes["b-second.mlir"] == "FAIL", output
     assert outcomes["c-later.mlir"] == "UNSUPPORTED", output
+
+
+# A lit test as torch-mlir's own suite has them: a Python script that imports torch and
+# torch_mlir, imports a module through the FX importer and prints its IR for FileCheck.
+TORCH_SCRIPT = """\
+# RUN: %PYTHON %s | filecheck %s
+import torch
+from torch_mlir import fx
+
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        return torch.{op}(x) * 2
+
+
+print(fx.export_and_import(Block(), torch.ones(2, 3)))
+# CHECK-LABEL: func.func @main
+# CHECK: torch.aten.{wanted}
+"""
+
+
+def test_check_mode_finds_no_difference_in_python_lit_tests_importing_torch(
+    pytester: pytest.Pytester,
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("torch_mlir")
+    _suite(pytester.path)
+    scripts = pytester.path / "suite" / "python"
+    scripts.mkdir()
+    (scripts / "lit.local.cfg").write_text("config.suffixes = ['.py']\n")
+    for name, op, wanted in (("tanh_test.py", "tanh", "tanh"), ("neg_test.py", "neg", "sin")):
+        (scripts / name).write_text(TORCH_SCRIPT.format(op=op, wanted=wanted))
+    expected = {"tanh_test.py": "PASS", "neg_test.py": "FAIL"}
+    codes, output = lit_verdicts(pytester.path, "suite/python")
+    assert codes == expected, output
+    outcomes, output = _pytest(pytester, "--mlirpipe-preload=check", "suite/python")
+    assert outcomes == expected, output
+    line = "mlirpipe: --mlirpipe-preload=check: 4 Python commands run fresh and forked, 0 differed"
+    assert line + "\n" in output, output
