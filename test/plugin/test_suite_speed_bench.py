@@ -47,3 +47,19 @@ def test_a_bad_runner_list_is_a_usage_error(args: list[str], message: str):
     assert done.returncode == 2
     assert message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_python_tool_shape_gives_lits_verdicts_preloaded_and_repeated(tmp_path: Path):
+    runners = "lit,n2,preload,preload1,repeat"
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--shape", "python-tool", "--runners", runners]
+        + ["--keep", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "identical verdicts in every run: yes" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    for runner in ("lit -j2", "pytest -n 2", "preload -n 2", "preload", "repeat -n 2"):
+        assert f"\n{runner} " in done.stdout, done.stdout
+    assert (tmp_path / "s" / "test" / "lit.cfg").is_file()  # a config without `.py`
