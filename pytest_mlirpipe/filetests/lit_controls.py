@@ -11,7 +11,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from unittest import mock
 
 OPTS_ENV = "LIT_OPTS"
 # The variables lit's parser reads (besides $LIT_OPTS) whose values it may reject.
@@ -131,6 +130,8 @@ def _parsed_by_lit(rejected) -> tuple[argparse.Namespace, argparse.ArgumentParse
 
     said = io.StringIO()
     with contextlib.ExitStack() as scope:
+        from unittest import mock  # asyncio and more: only when LIT_OPTS is read
+
         scope.enter_context(mock.patch.object(argparse.ArgumentParser, "parse_args", kept))
         scope.enter_context(mock.patch.object(sys, "argv", ["lit", "."]))
         scope.enter_context(contextlib.redirect_stdout(said))

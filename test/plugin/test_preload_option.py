@@ -324,3 +324,37 @@ def test_check_mode_finds_no_difference_in_python_lit_tests_importing_torch(
     assert outcomes == expected, output
     line = "mlirpipe: --mlirpipe-preload=check: 4 Python commands run fresh and forked, 0 differed"
     assert line + "\n" in output, output
+
+
+SLEEPER = "// RUN: %PYTHON -c \"import time; open('%t.started', 'w').close(); time.sleep(60)\"\n"
+
+
+def test_ctrl_c_ends_the_run_and_its_preloaded_command(pytester: pytest.Pytester) -> None:
+    """A preloaded command has a process group of its own, which the terminal's Ctrl-C does
+    not reach: the run still stops at once, and leaves no command running."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    _suite(pytester.path)
+    (pytester.path / "suite" / "sleeper.mlir").write_text(SLEEPER)
+    started = pytester.path / "suite" / "build" / "Output" / "sleeper.mlir.tmp.started"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--mlirpipe-preload=on", "suite/sleeper.mlir"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # a terminal's foreground group: pytest and what it starts
+    )
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), run.communicate(timeout=60)[0]
+    os.killpg(run.pid, signal.SIGINT)
+    output, _ = run.communicate(timeout=20)
+    assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "KeyboardInterrupt" in output, output
+    left = subprocess.run(["pgrep", "-f", str(started)], capture_output=True, text=True)
+    assert left.stdout == "", left.stdout
