@@ -177,6 +177,21 @@ class ExpRange(nn.Module):
         return torch.exp(torch.cat([x.flatten() * 40.0, special]))
 
 
+class GeluRange(nn.Module):
+    """tanh and erf over -12 ... 12, infinities, zeros and NaN, and GELU with each over the
+    finite values. The tanh GELU is written out: torch-mlir's lowering of
+    `gelu(x, approximate="tanh")` multiplies by 0.797724, not sqrt(2 / pi) = 0.7978846, and is
+    off by up to 5e-5 in every pipeline."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.flatten() * 4.0
+        ends = [0.625, -0.625, 0.6266, 1.0, -1.0, 3.92, 4.0, 9.0, 10.0, 0.0, -0.0, 1e-30]
+        special = torch.tensor([math.inf, -math.inf, math.nan, *ends])
+        y = torch.cat([x, special])
+        tanh_gelu = 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+        return torch.cat([torch.tanh(y), torch.erf(y), nn.functional.gelu(x), tanh_gelu])
+
+
 class SafeSoftmax(nn.Module):
     """A softmax whose rows that are all -inf give 0 (as torch's attention computes it): a
     compare, all() of each row and a select, on tensors of bools."""
@@ -540,6 +555,8 @@ CASES: list[Case] = [
     Case("layernorm", layernorm, inputs(randn(4, 16))),
     # refbackend-vectorized computes an f32 exp with a polynomial of its own
     Case("exp-range", ExpRange, inputs(randn(8, 64)), pipelines=BASE),
+    # and tanh and erf (GELU's) too
+    Case("gelu-range", GeluRange, inputs(randn(8, 64)), pipelines=BASE),
     Case("safe-softmax", SafeSoftmax, inputs(randn(3, 100)), pipelines=BASE),
     # rows of 100: refbackend-vectorized sums them in 64 lanes, the last 36 into the first lanes
     Case("layernorm-wide", layernorm_wide, inputs(randn(3, 100)), pipelines=BASE),

@@ -48,6 +48,7 @@ def _load_installed() -> None:
         conv_layout,
         elementwise_fusion,
         empty_contractions,
+        erf_approximation,
         exp_approximation,
         forbid_ops,
         mark_elementwise,
@@ -56,6 +57,7 @@ def _load_installed() -> None:
         reshape_pairs,
         scalar_loads,
         sink_transposes,
+        tanh_approximation,
         transform_script,
     )
 
