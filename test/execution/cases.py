@@ -192,6 +192,17 @@ class GeluRange(nn.Module):
         return torch.cat([torch.tanh(y), torch.erf(y), nn.functional.gelu(x), tanh_gelu])
 
 
+class LogRange(nn.Module):
+    """A log-softmax, and log over the whole range of f32: subnormals, 0, negative numbers,
+    infinities and NaN."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ends = [3.4e38, 1.17e-38, 1e-40, 1e-45, 0.0, -0.0, -1.0, 0.70710677, 1.0, 2.0]
+        special = torch.tensor([math.inf, -math.inf, math.nan, *ends])
+        y = torch.cat([torch.exp(x.flatten() * 20.0), special])
+        return torch.cat([torch.log_softmax(x * 4.0, dim=-1).flatten(), torch.log(y)])
+
+
 class SafeSoftmax(nn.Module):
     """A softmax whose rows that are all -inf give 0 (as torch's attention computes it): a
     compare, all() of each row and a select, on tensors of bools."""
@@ -557,6 +568,8 @@ CASES: list[Case] = [
     Case("exp-range", ExpRange, inputs(randn(8, 64)), pipelines=BASE),
     # and tanh and erf (GELU's) too
     Case("gelu-range", GeluRange, inputs(randn(8, 64)), pipelines=BASE),
+    # and log (a log-softmax's)
+    Case("log-range", LogRange, inputs(randn(8, 64)), pipelines=BASE),
     Case("safe-softmax", SafeSoftmax, inputs(randn(3, 100)), pipelines=BASE),
     # rows of 100: refbackend-vectorized sums them in 64 lanes, the last 36 into the first lanes
     Case("layernorm-wide", layernorm_wide, inputs(randn(3, 100)), pipelines=BASE),

@@ -51,6 +51,7 @@ def _load_installed() -> None:
         erf_approximation,
         exp_approximation,
         forbid_ops,
+        log_approximation,
         mark_elementwise,
         pack_matmul,
         reductions,
