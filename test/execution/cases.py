@@ -260,6 +260,37 @@ class ResNetBasicBlock(nn.Module):
         return torch.relu(self.bn2(self.conv2(y)) + x)
 
 
+class Poolings(nn.Module):
+    """Max pooling (ResNet's, 3x3 by 2 with padding), average pooling with and without its
+    padding counted, and adaptive average pooling to 1x1 (ResNet's and MobileNet's last)."""
+
+    def forward(self, x: torch.Tensor):
+        f = nn.functional
+        return (
+            f.max_pool2d(x, 3, 2, 1),
+            f.max_pool2d(x, 2),
+            f.avg_pool2d(x, 3, 2, 1),
+            f.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+            f.adaptive_avg_pool2d(x, 1),
+        )
+
+
+class ResNetStem(nn.Module):
+    """ResNet's stem: conv7x7 by 2-BN-ReLU, max pooling 3x3 by 2, then a conv3x3."""
+
+    def __init__(self, channels: int = 6):
+        super().__init__()
+        torch.manual_seed(7)
+        self.conv1 = nn.Conv2d(3, channels, 7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        with_running_stats(self, 7)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 3, 2, 1)
+        return self.conv2(y)
+
+
 class DepthwiseSeparableBlock(nn.Module):
     """MobileNet's block: depthwise conv3x3-BN-ReLU, then pointwise conv1x1-BN-ReLU."""
 
@@ -588,6 +619,9 @@ CASES: list[Case] = [
         pipelines=(*WITH_TOSA, "tosa-vectorized"),
         flops=2 * (2 * 4 * 9 * 8 * 8 + 2 * 4 * 8 * 8 * 8),
     ),
+    # refbackend-vectorized makes poolings NHWC ones, vectorized along the channels
+    Case("poolings", Poolings, inputs(randn(2, 5, 9, 11)), pipelines=BASE),
+    Case("resnet-stem", ResNetStem, inputs(randn(1, 3, 20, 20)), pipelines=BASE),
     Case(
         "encoder-layer-pre-norm",
         encoder_layer,

@@ -54,6 +54,7 @@ def _load_installed() -> None:
         log_approximation,
         mark_elementwise,
         pack_matmul,
+        pool_layout,
         reductions,
         reshape_pairs,
         scalar_loads,
