@@ -620,8 +620,16 @@ CASES: list[Case] = [
         flops=2 * (2 * 4 * 9 * 8 * 8 + 2 * 4 * 8 * 8 * 8),
     ),
     # refbackend-vectorized makes poolings NHWC ones, vectorized along the channels
-    Case("poolings", Poolings, inputs(randn(2, 5, 9, 11)), pipelines=BASE),
-    Case("resnet-stem", ResNetStem, inputs(randn(1, 3, 20, 20)), pipelines=BASE),
+    # (from TOSA they are NHWC already: tosa-vectorized tiles them the same way)
+    Case(
+        "poolings", Poolings, inputs(randn(2, 5, 9, 11)), pipelines=(*WITH_TOSA, "tosa-vectorized")
+    ),
+    Case(
+        "resnet-stem",
+        ResNetStem,
+        inputs(randn(1, 3, 20, 20)),
+        pipelines=(*WITH_TOSA, "tosa-vectorized"),
+    ),
     Case(
         "encoder-layer-pre-norm",
         encoder_layer,

@@ -5,7 +5,8 @@
 // over H and W is one over H x W (the image collapsed). After tile-and-vectorize no pooling
 // and no linalg.generic is left (each would be a scalar loop): a pooling is tiled as a
 // depthwise convolution, its maximum (sum) on vectors along the channels; the sum over H x W
-// is split into lanes and reduced. Before, all three were scalar loops.
+// is split into lanes and reduced. Before, all three were scalar loops. A sum over trailing
+// loops of an input read in another order keeps its loops.
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after simplify-reductions | filecheck %s --check-prefix=NHWC
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2,fma,avx512f mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
@@ -96,4 +97,27 @@ func.func @adaptive_avg_pool(%arg0: tensor<1x64x7x7xf32>) -> tensor<1x64x1x1xf32
     linalg.yield %4 : f32
   } -> tensor<1x64x1x1xf32>
   return %3 : tensor<1x64x1x1xf32>
+}
+
+// -----
+
+// A sum over the trailing loops of an input read through a permuted map (its H and W not
+// contiguous in that order) keeps its two reduction loops: collapsing them would read it in
+// another order.
+// NHWC-LABEL: func.func @sum_transposed
+// NHWC-NOT: tensor.collapse_shape %arg0
+// NHWC: iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+
+#in = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+func.func @sum_transposed(%arg0: tensor<1x64x7x5xf32>) -> tensor<1x64xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x64xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x64xf32>) -> tensor<1x64xf32>
+  %2 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%arg0 : tensor<1x64x7x5xf32>) outs(%1 : tensor<1x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %3 = arith.addf %in, %out : f32
+    linalg.yield %3 : f32
+  } -> tensor<1x64xf32>
+  return %2 : tensor<1x64xf32>
 }
