@@ -66,6 +66,13 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_depthwise_conv failures(propagate) (%op) : (!transform.any_op) -> ()
     }
+    // Poolings on NHWC images (mlirpipe-pool-to-nhwc): the loops of a depthwise convolution.
+    %pools = transform.structured.match ops{["linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum"]}
+      in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %pools : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_depthwise_conv failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
     // The zero fill of C moves after the reshape to panels (then it is the contract's producer).
     %all = transform.structured.match ops{["func.func"]} in %root
       : (!transform.any_op) -> !transform.any_op

@@ -177,6 +177,32 @@ class ExpRange(nn.Module):
         return torch.exp(torch.cat([x.flatten() * 40.0, special]))
 
 
+class GeluRange(nn.Module):
+    """tanh and erf over -12 ... 12, infinities, zeros and NaN, and GELU with each over the
+    finite values. The tanh GELU is written out: torch-mlir's lowering of
+    `gelu(x, approximate="tanh")` multiplies by 0.797724, not sqrt(2 / pi) = 0.7978846, and is
+    off by up to 5e-5 in every pipeline."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.flatten() * 4.0
+        ends = [0.625, -0.625, 0.6266, 1.0, -1.0, 3.92, 4.0, 9.0, 10.0, 0.0, -0.0, 1e-30]
+        special = torch.tensor([math.inf, -math.inf, math.nan, *ends])
+        y = torch.cat([x, special])
+        tanh_gelu = 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+        return torch.cat([torch.tanh(y), torch.erf(y), nn.functional.gelu(x), tanh_gelu])
+
+
+class LogRange(nn.Module):
+    """A log-softmax, and log over the whole range of f32: subnormals, 0, negative numbers,
+    infinities and NaN."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ends = [3.4e38, 1.17e-38, 1e-40, 1e-45, 0.0, -0.0, -1.0, 0.70710677, 1.0, 2.0]
+        special = torch.tensor([math.inf, -math.inf, math.nan, *ends])
+        y = torch.cat([torch.exp(x.flatten() * 20.0), special])
+        return torch.cat([torch.log_softmax(x * 4.0, dim=-1).flatten(), torch.log(y)])
+
+
 class SafeSoftmax(nn.Module):
     """A softmax whose rows that are all -inf give 0 (as torch's attention computes it): a
     compare, all() of each row and a select, on tensors of bools."""
@@ -232,6 +258,37 @@ class ResNetBasicBlock(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.relu(self.bn1(self.conv1(x)))
         return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
+class Poolings(nn.Module):
+    """Max pooling (ResNet's, 3x3 by 2 with padding), average pooling with and without its
+    padding counted, and adaptive average pooling to 1x1 (ResNet's and MobileNet's last)."""
+
+    def forward(self, x: torch.Tensor):
+        f = nn.functional
+        return (
+            f.max_pool2d(x, 3, 2, 1),
+            f.max_pool2d(x, 2),
+            f.avg_pool2d(x, 3, 2, 1),
+            f.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+            f.adaptive_avg_pool2d(x, 1),
+        )
+
+
+class ResNetStem(nn.Module):
+    """ResNet's stem: conv7x7 by 2-BN-ReLU, max pooling 3x3 by 2, then a conv3x3."""
+
+    def __init__(self, channels: int = 6):
+        super().__init__()
+        torch.manual_seed(7)
+        self.conv1 = nn.Conv2d(3, channels, 7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        with_running_stats(self, 7)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 3, 2, 1)
+        return self.conv2(y)
 
 
 class DepthwiseSeparableBlock(nn.Module):
@@ -540,6 +597,10 @@ CASES: list[Case] = [
     Case("layernorm", layernorm, inputs(randn(4, 16))),
     # refbackend-vectorized computes an f32 exp with a polynomial of its own
     Case("exp-range", ExpRange, inputs(randn(8, 64)), pipelines=BASE),
+    # and tanh and erf (GELU's) too
+    Case("gelu-range", GeluRange, inputs(randn(8, 64)), pipelines=BASE),
+    # and log (a log-softmax's)
+    Case("log-range", LogRange, inputs(randn(8, 64)), pipelines=BASE),
     Case("safe-softmax", SafeSoftmax, inputs(randn(3, 100)), pipelines=BASE),
     # rows of 100: refbackend-vectorized sums them in 64 lanes, the last 36 into the first lanes
     Case("layernorm-wide", layernorm_wide, inputs(randn(3, 100)), pipelines=BASE),
@@ -557,6 +618,17 @@ CASES: list[Case] = [
         inputs(randn(2, 4, 8, 8)),
         pipelines=(*WITH_TOSA, "tosa-vectorized"),
         flops=2 * (2 * 4 * 9 * 8 * 8 + 2 * 4 * 8 * 8 * 8),
+    ),
+    # refbackend-vectorized makes poolings NHWC ones, vectorized along the channels
+    # (from TOSA they are NHWC already: tosa-vectorized tiles them the same way)
+    Case(
+        "poolings", Poolings, inputs(randn(2, 5, 9, 11)), pipelines=(*WITH_TOSA, "tosa-vectorized")
+    ),
+    Case(
+        "resnet-stem",
+        ResNetStem,
+        inputs(randn(1, 3, 20, 20)),
+        pipelines=(*WITH_TOSA, "tosa-vectorized"),
     ),
     Case(
         "encoder-layer-pre-norm",

@@ -48,14 +48,18 @@ def _load_installed() -> None:
         conv_layout,
         elementwise_fusion,
         empty_contractions,
+        erf_approximation,
         exp_approximation,
         forbid_ops,
+        log_approximation,
         mark_elementwise,
         pack_matmul,
+        pool_layout,
         reductions,
         reshape_pairs,
         scalar_loads,
         sink_transposes,
+        tanh_approximation,
         transform_script,
     )
 

@@ -46,40 +46,45 @@ def approximate_exp(options: dict[str, str]) -> PassBody:
 
 
 def _expand(exp, f32, ir) -> None:
+    with ir.InsertionPoint(exp), exp.location:
+        result = exp_f32(exp.operands[0], f32, ir)
+    exp.results[0].replace_all_uses_with(result)
+    exp.erase()
+
+
+def exp_f32(x, f32, ir):
+    """exp(x) of an f32 scalar `x` as arith ops at the current insertion point and location
+    (the approximation of `mlirpipe-approximate-exp`; other approximations build on it)."""
     from torch_mlir.dialects import arith, math
 
     i32 = ir.IntegerType.get_signless(32)
-    with ir.InsertionPoint(exp), exp.location:
 
-        def const(value: float):
-            return arith.constant(f32, value)
+    def const(value: float):
+        return arith.constant(f32, value)
 
-        x = exp.operands[0]
-        clamped = arith.maxnumf(arith.minnumf(x, const(MAX_INPUT)), const(MIN_INPUT))
-        k = math.floor(arith.addf(arith.mulf(clamped, const(LOG2E)), const(0.5)))
-        r = arith.subf(clamped, arith.mulf(k, const(LN2_HI)))
-        r = arith.subf(r, arith.mulf(k, const(LN2_LO)))
-        p = const(POLYNOMIAL[0])
-        for c in POLYNOMIAL[1:]:
-            p = arith.addf(arith.mulf(p, r), const(c))
-        y = arith.addf(arith.addf(arith.mulf(p, arith.mulf(r, r)), r), const(1.0))
-        # 2^k as 2^(k >> 1) * 2^(k - (k >> 1)): k runs over -150 ... 128 on the clamped range,
-        # beyond the exponents of normal floats (-126 ... 127); each half is within them, and
-        # the products are exact but for a subnormal result.
-        ki = arith.fptosi(i32, k)
-        half = arith.shrsi(ki, arith.constant(i32, 1))
-        scaled = arith.mulf(
-            arith.mulf(y, _power_of_two(half, i32, f32)),
-            _power_of_two(arith.subi(ki, half), i32, f32),
-        )
-        low = arith.cmpf(arith.CmpFPredicate.OLT, x, const(MIN_INPUT))
-        high = arith.cmpf(arith.CmpFPredicate.OGT, x, const(MAX_INPUT))
-        nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
-        result = arith.select(low, const(0.0), scaled)
-        result = arith.select(high, const(float("inf")), result)
-        result = arith.select(nan, x, result)
-    exp.results[0].replace_all_uses_with(result)
-    exp.erase()
+    clamped = arith.maxnumf(arith.minnumf(x, const(MAX_INPUT)), const(MIN_INPUT))
+    k = math.floor(arith.addf(arith.mulf(clamped, const(LOG2E)), const(0.5)))
+    r = arith.subf(clamped, arith.mulf(k, const(LN2_HI)))
+    r = arith.subf(r, arith.mulf(k, const(LN2_LO)))
+    p = const(POLYNOMIAL[0])
+    for c in POLYNOMIAL[1:]:
+        p = arith.addf(arith.mulf(p, r), const(c))
+    y = arith.addf(arith.addf(arith.mulf(p, arith.mulf(r, r)), r), const(1.0))
+    # 2^k as 2^(k >> 1) * 2^(k - (k >> 1)): k runs over -150 ... 128 on the clamped range,
+    # beyond the exponents of normal floats (-126 ... 127); each half is within them, and
+    # the products are exact but for a subnormal result.
+    ki = arith.fptosi(i32, k)
+    half = arith.shrsi(ki, arith.constant(i32, 1))
+    scaled = arith.mulf(
+        arith.mulf(y, _power_of_two(half, i32, f32)),
+        _power_of_two(arith.subi(ki, half), i32, f32),
+    )
+    low = arith.cmpf(arith.CmpFPredicate.OLT, x, const(MIN_INPUT))
+    high = arith.cmpf(arith.CmpFPredicate.OGT, x, const(MAX_INPUT))
+    nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
+    result = arith.select(low, const(0.0), scaled)
+    result = arith.select(high, const(float("inf")), result)
+    return arith.select(nan, x, result)
 
 
 def _power_of_two(n, i32, f32):

@@ -7,7 +7,11 @@ reduction of two results is not split into lanes. A result nobody reads is dropp
 with the body ops that only computed it. A reduction whose result keeps the reduced dimension
 (a sum of (128, 768) into (128, 1), the map (d0, d1) -> (d0, 0)) writes its result collapsed
 to (128) (map (d0, d1) -> (d0)), expanded back after it: the vectorizer does not take an
-output map with a constant, as the partial results of such a split have.
+output map with a constant, as the partial results of such a split have. A reduction over
+several trailing loops of inputs read whole (an adaptive average pooling to 1x1: the sum of
+each channel's H x W) becomes one over a single loop of their product, its inputs collapsed
+(H x W contiguous): a reduction of the last dimension, which the script splits into lanes
+(before, it stayed a scalar loop).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ PASS = "mlirpipe-simplify-reductions"
     "Drop each result of a linalg.generic with a reduction loop that nobody uses (and the body "
     "ops only it used) when the other results still use every loop; write a reduction's result "
     "without the unit dimensions its output map indexes by the constant 0 (a collapse_shape "
-    "of its init, an expand_shape of its result)",
+    "of its init, an expand_shape of its result); merge the trailing reduction loops of a "
+    "reduction whose inputs are read by the identity map into one (its inputs collapsed)",
 )
 def simplify_reductions(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -37,6 +42,7 @@ def simplify_reductions(options: dict[str, str]) -> PassBody:
             with generic.location:
                 generic = _drop_dead_results(generic, ir)
                 _collapse_unit_outputs(generic, ir)
+                _merge_trailing_reductions(generic, ir)
 
     return run
 
@@ -144,3 +150,58 @@ def _collapse_unit_outputs(generic, ir) -> None:
     with ir.InsertionPoint.after(generic), generic.location:
         expanded = tensor.expand_shape(out_type, result, unit_dims_away, [], shape)
     result.replace_all_uses_except(expanded, expanded.owner.operation)
+
+
+def _merge_trailing_reductions(generic, ir) -> None:
+    """Replace `generic` (one result, static shapes), whose last loops k ... n-1 are two or more
+    reductions, whose inputs are read by the identity map and whose output by (d0, ..., dk-1),
+    by a generic of k + 1 loops reading each input with those loops collapsed into one; the
+    body, which must not read a loop index, is moved as it is."""
+    from torch_mlir.dialects import linalg, tensor
+
+    kinds = [str(it) for it in generic.attributes["iterator_types"]]
+    first = len(kinds)
+    while first > 0 and "reduction" in kinds[first - 1]:
+        first -= 1
+    if len(kinds) - first < 2 or any("reduction" in k for k in kinds[:first]):
+        return
+    maps = _maps(generic, ir)
+    n = len(kinds)
+    identity = ir.AffineMap.get_identity(n)
+    leading = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(d) for d in range(first)])
+    block = generic.regions[0].blocks[0]
+    if (
+        len(generic.results) != 1
+        or any(m != identity for m in maps[:-1])
+        or maps[-1] != leading
+        or any(o.name == "linalg.index" for o in block.operations)
+        or not all(ir.RankedTensorType(v.type).has_static_shape for v in generic.operands)
+    ):
+        return
+    view = generic.opview
+    groups = reassociation([*([d] for d in range(first)), list(range(first, n))], ir)
+    merged = ir.AffineMap.get_identity(first + 1)
+    out_map = ir.AffineMap.get(first + 1, 0, [ir.AffineDimExpr.get(d) for d in range(first)])
+    iterators = ir.ArrayAttr.get(list(generic.attributes["iterator_types"])[: first + 1])
+    with ir.InsertionPoint(generic), generic.location:
+        inputs = []
+        for value in view.inputs:
+            kind = ir.RankedTensorType(value.type)
+            size = 1
+            for extent in kind.shape[first:]:
+                size *= extent
+            flat = ir.RankedTensorType.get([*kind.shape[:first], size], kind.element_type)
+            inputs.append(tensor.collapse_shape(flat, value, groups))
+        new = linalg.GenericOp(
+            [r.type for r in generic.results],
+            inputs,
+            list(view.outputs),
+            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in [merged] * len(inputs) + [out_map]]),
+            iterators,
+        )
+    for name in generic.attributes:
+        if "." in name:  # discardable ones, as mlirpipe.* marks
+            new.attributes[name] = generic.attributes[name]
+    generic.regions[0].blocks[0].append_to(new.regions[0])
+    generic.results[0].replace_all_uses_with(new.results[0])
+    generic.erase()
