@@ -172,7 +172,8 @@ def test_an_external_shell_s_own_filecheck_checks_and_its_input_is_compared(
     (pytester.path / "FileCheck").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
     (pytester.path / "FileCheck").chmod(0o755)
     (pytester.path / "shuffled.mlir").write_text(SHUFFLED)
-    steady = "// RUN: printf 'a b\\0c\\n' | FileCheck %s --implicit-check-not='x y'\n// CHECK: a b\n"
+    steady = "// RUN: printf 'a b\\0c\\n' | FileCheck %s --implicit-check-not='x y'\n"
+    steady += "// CHECK: a b\n"
     (pytester.path / "steady.mlir").write_text(steady)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlirpipe-repeat=4")
     result.assert_outcomes(failed=1, passed=1)

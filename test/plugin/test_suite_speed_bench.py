@@ -51,9 +51,9 @@ def test_a_bad_runner_list_is_a_usage_error(args: list[str], message: str):
 
 def test_the_python_tool_shape_gives_lits_verdicts_preloaded_and_repeated(tmp_path: Path):
     runners = "lit,n2,preload,preload1,repeat"
+    shape = ["--quick", "--shape", "python-tool", "--runners", runners]
     done = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--shape", "python-tool", "--runners", runners]
-        + ["--keep", str(tmp_path / "s")],
+        [sys.executable, str(BENCH), *shape, "--keep", str(tmp_path / "s")],
         capture_output=True,
         text=True,
         check=False,
