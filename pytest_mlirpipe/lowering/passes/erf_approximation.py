@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from ..op_query import all_ops
+from .exp_approximation import f32_ops_replaced
 from .registry import PassBody, register
 
 PASS = "mlirpipe-approximate-erf"
@@ -49,40 +49,29 @@ R = (-8.90137130227231e-07, -4.985672035218158e-07, 1.5719271686975844e-05,
     "fitted to erfc), within 1.3 ulp; NaN for NaN, +-1 for +-inf",
 )
 def approximate_erf(options: dict[str, str]) -> PassBody:
-    def run(op, pass_) -> None:
-        from ...mlir_env import ir
-
-        f32 = ir.F32Type.get()
-        for erf in [o for o in all_ops(op) if o.name == "math.erf"]:
-            if erf.results[0].type == f32:
-                _expand(erf, f32, ir)
-
-    return run
+    return f32_ops_replaced("math.erf", erf_f32)
 
 
-def _expand(erf, f32, ir) -> None:
+def erf_f32(x, f32, ir):
+    """erf(x) of an f32 scalar `x` as arith ops at the current insertion point and location."""
     from torch_mlir.dialects import arith, math
 
-    with ir.InsertionPoint(erf), erf.location:
+    def const(value: float):
+        return arith.constant(f32, value)
 
-        def const(value: float):
-            return arith.constant(f32, value)
+    def horner(coefficients: tuple[float, ...], t):
+        p = const(coefficients[0])
+        for c in coefficients[1:]:
+            p = arith.addf(arith.mulf(p, t), const(c))
+        return p
 
-        def horner(coefficients: tuple[float, ...], t):
-            p = const(coefficients[0])
-            for c in coefficients[1:]:
-                p = arith.addf(arith.mulf(p, t), const(c))
-            return p
-
-        x = erf.operands[0]
-        z = arith.mulf(x, x)
-        term = arith.addf(const(TWO_OVER_SQRT_PI_MINUS_1), arith.mulf(z, horner(Q, z)))
-        small = arith.addf(x, arith.mulf(x, term))
-        # minimumf keeps a NaN (minnumf would clamp it to 4), which the arithmetic passes on.
-        a = arith.minimumf(math.absf(x), const(CLAMP))
-        tail = horner(R, arith.subf(a, const(CENTER)))
-        large = math.copysign(arith.subf(const(1.0), tail), x)
-        is_small = arith.cmpf(arith.CmpFPredicate.OLT, math.absf(x), const(SMALL))
-        result = arith.select(is_small, small, large)
-    erf.results[0].replace_all_uses_with(result)
-    erf.erase()
+    z = arith.mulf(x, x)
+    term = arith.addf(const(TWO_OVER_SQRT_PI_MINUS_1), arith.mulf(z, horner(Q, z)))
+    small = arith.addf(x, arith.mulf(x, term))
+    # minimumf keeps a NaN (minnumf would clamp it to 4), which the arithmetic passes on.
+    a = arith.minimumf(math.absf(x), const(CLAMP))
+    tail = horner(R, arith.subf(a, const(CENTER)))
+    large = math.copysign(arith.subf(const(1.0), tail), x)
+    is_small = arith.cmpf(arith.CmpFPredicate.OLT, math.absf(x), const(SMALL))
+    result = arith.select(is_small, small, large)
+    return result

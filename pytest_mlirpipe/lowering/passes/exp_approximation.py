@@ -12,6 +12,8 @@ The upstream pass that does this (math's polynomial approximation) is not in tor
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..op_query import all_ops
 from .registry import PassBody, register
 
@@ -34,22 +36,26 @@ MIN_INPUT = -103.972077083991796  # ln(2^-150): below it exp rounds to 0
     "ln(2^-150), NaN for NaN",
 )
 def approximate_exp(options: dict[str, str]) -> PassBody:
+    return f32_ops_replaced("math.exp", exp_f32)
+
+
+def f32_ops_replaced(name: str, build: Callable) -> PassBody:
+    """The body of a pass that replaces each op `name` of one f32 operand and result (a
+    scalar: the body of a linalg.generic, before vectorization) by what `build(x, f32, ir)`
+    makes of its operand x at its place."""
+
     def run(op, pass_) -> None:
         from ...mlir_env import ir
 
         f32 = ir.F32Type.get()
-        for exp in [o for o in all_ops(op) if o.name == "math.exp"]:
-            if exp.results[0].type == f32:
-                _expand(exp, f32, ir)
+        for found in [o for o in all_ops(op) if o.name == name]:
+            if found.results[0].type == f32:
+                with ir.InsertionPoint(found), found.location:
+                    result = build(found.operands[0], f32, ir)
+                found.results[0].replace_all_uses_with(result)
+                found.erase()
 
     return run
-
-
-def _expand(exp, f32, ir) -> None:
-    with ir.InsertionPoint(exp), exp.location:
-        result = exp_f32(exp.operands[0], f32, ir)
-    exp.results[0].replace_all_uses_with(result)
-    exp.erase()
 
 
 def exp_f32(x, f32, ir):

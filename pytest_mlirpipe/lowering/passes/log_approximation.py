@@ -9,7 +9,7 @@ in two parts). 0 gives -inf, a negative x NaN, +inf +inf, NaN NaN.
 
 from __future__ import annotations
 
-from ..op_query import all_ops
+from .exp_approximation import f32_ops_replaced
 from .registry import PassBody, register
 
 PASS = "mlirpipe-approximate-log"
@@ -31,57 +31,47 @@ POLYNOMIAL = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e
     "times ln 2; -inf for 0, NaN below 0 and for NaN, +inf for +inf",
 )
 def approximate_log(options: dict[str, str]) -> PassBody:
-    def run(op, pass_) -> None:
-        from ...mlir_env import ir
-
-        f32 = ir.F32Type.get()
-        for log in [o for o in all_ops(op) if o.name == "math.log"]:
-            if log.results[0].type == f32:
-                _expand(log, f32, ir)
-
-    return run
+    return f32_ops_replaced("math.log", log_f32)
 
 
-def _expand(log, f32, ir) -> None:
+def log_f32(x, f32, ir):
+    """log(x) of an f32 scalar `x` as arith ops at the current insertion point and location."""
     from torch_mlir.dialects import arith
 
     i32 = ir.IntegerType.get_signless(32)
-    with ir.InsertionPoint(log), log.location:
 
-        def const(value: float):
-            return arith.constant(f32, value)
+    def const(value: float):
+        return arith.constant(f32, value)
 
-        def int_const(value: int):
-            return arith.constant(i32, value)
+    def int_const(value: int):
+        return arith.constant(i32, value)
 
-        x = log.operands[0]
-        subnormal = arith.cmpf(arith.CmpFPredicate.OLT, x, const(MIN_NORMAL))
-        scaled = arith.select(subnormal, arith.mulf(x, const(2.0**23)), x)
-        bits = arith.bitcast(i32, scaled)
-        # m in [1/2, 1): x's mantissa under the exponent of 1/2; e: x's exponent + 1
-        biased = arith.andi(arith.shrui(bits, int_const(23)), int_const(0xFF))
-        e = arith.subi(biased, arith.select(subnormal, int_const(126 + 23), int_const(126)))
-        mantissa = arith.andi(bits, int_const(0x807FFFFF))
-        m = arith.bitcast(f32, arith.ori(mantissa, int_const(0x3F000000)))
-        # m below sqrt(1/2): 2m and e - 1, so that f is within sqrt(1/2) - 1 ... sqrt(2) - 1
-        low = arith.cmpf(arith.CmpFPredicate.OLT, m, const(SQRT_HALF))
-        f = arith.subf(arith.select(low, arith.addf(m, m), m), const(1.0))
-        k = arith.sitofp(f32, arith.subi(e, arith.extui(i32, low)))
-        z = arith.mulf(f, f)
-        p = const(POLYNOMIAL[0])
-        for c in POLYNOMIAL[1:]:
-            p = arith.addf(arith.mulf(p, f), const(c))
-        y = arith.mulf(arith.mulf(p, f), z)
-        y = arith.addf(y, arith.mulf(k, const(LN2_LO)))
-        y = arith.subf(y, arith.mulf(z, const(0.5)))
-        result = arith.addf(arith.addf(f, y), arith.mulf(k, const(LN2_HI)))
-        zero = arith.cmpf(arith.CmpFPredicate.OEQ, x, const(0.0))
-        negative = arith.cmpf(arith.CmpFPredicate.OLT, x, const(0.0))
-        inf = arith.cmpf(arith.CmpFPredicate.OEQ, x, const(float("inf")))
-        nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
-        result = arith.select(zero, const(float("-inf")), result)
-        result = arith.select(negative, const(float("nan")), result)
-        result = arith.select(inf, x, result)
-        result = arith.select(nan, x, result)
-    log.results[0].replace_all_uses_with(result)
-    log.erase()
+    subnormal = arith.cmpf(arith.CmpFPredicate.OLT, x, const(MIN_NORMAL))
+    scaled = arith.select(subnormal, arith.mulf(x, const(2.0**23)), x)
+    bits = arith.bitcast(i32, scaled)
+    # m in [1/2, 1): x's mantissa under the exponent of 1/2; e: x's exponent + 1
+    biased = arith.andi(arith.shrui(bits, int_const(23)), int_const(0xFF))
+    e = arith.subi(biased, arith.select(subnormal, int_const(126 + 23), int_const(126)))
+    mantissa = arith.andi(bits, int_const(0x807FFFFF))
+    m = arith.bitcast(f32, arith.ori(mantissa, int_const(0x3F000000)))
+    # m below sqrt(1/2): 2m and e - 1, so that f is within sqrt(1/2) - 1 ... sqrt(2) - 1
+    low = arith.cmpf(arith.CmpFPredicate.OLT, m, const(SQRT_HALF))
+    f = arith.subf(arith.select(low, arith.addf(m, m), m), const(1.0))
+    k = arith.sitofp(f32, arith.subi(e, arith.extui(i32, low)))
+    z = arith.mulf(f, f)
+    p = const(POLYNOMIAL[0])
+    for c in POLYNOMIAL[1:]:
+        p = arith.addf(arith.mulf(p, f), const(c))
+    y = arith.mulf(arith.mulf(p, f), z)
+    y = arith.addf(y, arith.mulf(k, const(LN2_LO)))
+    y = arith.subf(y, arith.mulf(z, const(0.5)))
+    result = arith.addf(arith.addf(f, y), arith.mulf(k, const(LN2_HI)))
+    zero = arith.cmpf(arith.CmpFPredicate.OEQ, x, const(0.0))
+    negative = arith.cmpf(arith.CmpFPredicate.OLT, x, const(0.0))
+    inf = arith.cmpf(arith.CmpFPredicate.OEQ, x, const(float("inf")))
+    nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
+    result = arith.select(zero, const(float("-inf")), result)
+    result = arith.select(negative, const(float("nan")), result)
+    result = arith.select(inf, x, result)
+    result = arith.select(nan, x, result)
+    return result

@@ -13,8 +13,7 @@ of x. NaN gives NaN, -0 gives -0.
 
 from __future__ import annotations
 
-from ..op_query import all_ops
-from .exp_approximation import exp_f32
+from .exp_approximation import exp_f32, f32_ops_replaced
 from .registry import PassBody, register
 
 PASS = "mlirpipe-approximate-tanh"
@@ -34,37 +33,26 @@ POLYNOMIAL = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422
     "1 - 2 / (exp(2|x|) + 1) with exp approximated above it; NaN for NaN",
 )
 def approximate_tanh(options: dict[str, str]) -> PassBody:
-    def run(op, pass_) -> None:
-        from ...mlir_env import ir
-
-        f32 = ir.F32Type.get()
-        for tanh in [o for o in all_ops(op) if o.name == "math.tanh"]:
-            if tanh.results[0].type == f32:
-                _expand(tanh, f32, ir)
-
-    return run
+    return f32_ops_replaced("math.tanh", tanh_f32)
 
 
-def _expand(tanh, f32, ir) -> None:
+def tanh_f32(x, f32, ir):
+    """tanh(x) of an f32 scalar `x` as arith ops at the current insertion point and location."""
     from torch_mlir.dialects import arith, math
 
-    with ir.InsertionPoint(tanh), tanh.location:
+    def const(value: float):
+        return arith.constant(f32, value)
 
-        def const(value: float):
-            return arith.constant(f32, value)
-
-        x = tanh.operands[0]
-        a = math.absf(x)
-        z = arith.mulf(a, a)
-        p = const(POLYNOMIAL[0])
-        for c in POLYNOMIAL[1:]:
-            p = arith.addf(arith.mulf(p, z), const(c))
-        small = arith.addf(arith.mulf(arith.mulf(p, z), a), a)
-        # minimumf keeps a NaN (minnumf would clamp it); exp_f32 passes it on.
-        e = exp_f32(arith.minimumf(arith.mulf(a, const(2.0)), const(MAX_DOUBLED)), f32, ir)
-        large = arith.subf(const(1.0), arith.divf(const(2.0), arith.addf(e, const(1.0))))
-        is_small = arith.cmpf(arith.CmpFPredicate.OLT, a, const(SMALL))
-        # on |x|, then the sign of x: -0 + (+0) would be +0
-        result = math.copysign(arith.select(is_small, small, large), x)
-    tanh.results[0].replace_all_uses_with(result)
-    tanh.erase()
+    a = math.absf(x)
+    z = arith.mulf(a, a)
+    p = const(POLYNOMIAL[0])
+    for c in POLYNOMIAL[1:]:
+        p = arith.addf(arith.mulf(p, z), const(c))
+    small = arith.addf(arith.mulf(arith.mulf(p, z), a), a)
+    # minimumf keeps a NaN (minnumf would clamp it); exp_f32 passes it on.
+    e = exp_f32(arith.minimumf(arith.mulf(a, const(2.0)), const(MAX_DOUBLED)), f32, ir)
+    large = arith.subf(const(1.0), arith.divf(const(2.0), arith.addf(e, const(1.0))))
+    is_small = arith.cmpf(arith.CmpFPredicate.OLT, a, const(SMALL))
+    # on |x|, then the sign of x: -0 + (+0) would be +0
+    result = math.copysign(arith.select(is_small, small, large), x)
+    return result
