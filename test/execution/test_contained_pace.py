@@ -1,0 +1,61 @@
+"""A contained check forks a child that only compiles, runs and compares: what every model
+needs alike (imports, digests) is done once, before the fork, in the test process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+# Run in a fresh interpreter: the test process may have imported the modules already.
+SCRIPT = textwrap.dedent(
+    """
+    import importlib.metadata, json, sys
+    import numpy as np
+    from pytest_mlirpipe.execution import cache, check
+    from pytest_mlirpipe.execution.check import ModelChecker
+
+    GOOD = '''
+    func.func @forward(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+      %e = tensor.empty() : tensor<4xf32>
+      %0 = linalg.add ins(%arg0, %arg0 : tensor<4xf32>, tensor<4xf32>)
+                      outs(%e : tensor<4xf32>) -> tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    '''
+    reads = []
+    version = importlib.metadata.version
+    importlib.metadata.version = lambda name: reads.append(name) or version(name)
+    compile_and_compare = ModelChecker._compile_and_compare
+
+    def watched(self, *args):  # runs in the forked child: its findings go out on stdout
+        modules = set(sys.modules)
+        digests = cache.project_code_digest.cache_info().misses
+        metadata = len(reads)
+        try:
+            return compile_and_compare(self, *args)
+        finally:
+            found = {
+                "imported": sorted(set(sys.modules) - modules),
+                "digested": cache.project_code_digest.cache_info().misses - digests,
+                "package metadata read": reads[metadata:],
+            }
+            print(json.dumps(found), flush=True)
+
+    ModelChecker._compile_and_compare = watched
+    checker = ModelChecker(cache_dir=None, isolation="fork")
+    x = np.arange(4, dtype=np.float32)
+    checker.check(GOOD, x, pipelines=["refbackend"], reference=lambda x: x + x, name="first")
+    """
+)
+
+
+def test_a_contained_child_imports_and_digests_nothing_the_test_process_could_have():
+    run = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300
+    )
+
+    assert run.returncode == 0, run.stderr
+    (found,) = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    assert found == {"imported": [], "digested": 0, "package metadata read": []}
