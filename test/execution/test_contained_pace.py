@@ -4,15 +4,19 @@ needs alike (imports, digests) is done once, before the fork, in the test proces
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+
+from pytest_mlirpipe import contain, mlir_env
 
 # Run in a fresh interpreter: the test process may have imported the modules already.
 SCRIPT = textwrap.dedent(
     """
     import importlib.metadata, json, sys
     import numpy as np
+    from pytest_mlirpipe import mlir_env
     from pytest_mlirpipe.execution import cache, check
     from pytest_mlirpipe.execution.check import ModelChecker
 
@@ -27,12 +31,16 @@ SCRIPT = textwrap.dedent(
     reads = []
     version = importlib.metadata.version
     importlib.metadata.version = lambda name: reads.append(name) or version(name)
+    made = []  # a context made registers the torch dialect in it
+    register = mlir_env.torch_dialect.register_dialect
+    mlir_env.torch_dialect.register_dialect = lambda ctx: made.append(1) or register(ctx)
     compile_and_compare = ModelChecker._compile_and_compare
 
     def watched(self, *args):  # runs in the forked child: its findings go out on stdout
         modules = set(sys.modules)
         digests = cache.project_code_digest.cache_info().misses
         metadata = len(reads)
+        contexts = len(made)
         try:
             return compile_and_compare(self, *args)
         finally:
@@ -40,6 +48,7 @@ SCRIPT = textwrap.dedent(
                 "imported": sorted(set(sys.modules) - modules),
                 "digested": cache.project_code_digest.cache_info().misses - digests,
                 "package metadata read": reads[metadata:],
+                "contexts made": len(made) - contexts,
             }
             print(json.dumps(found), flush=True)
 
@@ -51,11 +60,31 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_a_contained_child_imports_and_digests_nothing_the_test_process_could_have():
+def test_a_contained_child_imports_digests_and_makes_nothing_the_test_process_could_have():
     run = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300
     )
 
     assert run.returncode == 0, run.stderr
     (found,) = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    assert found == {"imported": [], "digested": 0, "package metadata read": []}
+    assert found == {
+        "imported": [],
+        "digested": 0,
+        "package metadata read": [],
+        "contexts made": 0,
+    }
+
+
+def test_a_context_made_ahead_goes_to_a_forked_child_never_to_its_maker():
+    mlir_env.make_contexts_ahead(1)
+    (ahead,) = [ctx for owner, ctx in mlir_env._AHEAD if owner == os.getpid()]
+
+    def child_context():
+        ctx = mlir_env.new_context()
+        with ctx:  # as fresh: it parses a module of a dialect it loads on demand
+            module = mlir_env.ir.Module.parse("func.func @f() { return }")
+        return ctx is ahead, str(module).count("func.func")
+
+    assert mlir_env.new_context() is not ahead
+    assert contain.run_contained(child_context).value == (True, 1)
+    assert [ctx for owner, ctx in mlir_env._AHEAD if owner == os.getpid()] == [ahead]
