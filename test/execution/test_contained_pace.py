@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -88,3 +89,33 @@ def test_a_context_made_ahead_goes_to_a_forked_child_never_to_its_maker():
     assert mlir_env.new_context() is not ahead
     assert contain.run_contained(child_context).value == (True, 1)
     assert [ctx for owner, ctx in mlir_env._AHEAD if owner == os.getpid()] == [ahead]
+
+
+def test_progress_notes_cost_a_contained_child_no_system_call():
+    def noting():
+        writes = []
+        write = os.write
+        os.write = lambda fd, data: writes.append(fd) or write(fd, data)
+        try:
+            for i in range(100):
+                contain.note(f"step {i}")
+        finally:
+            os.write = write
+        return len(writes)
+
+    ended = contain.run_contained(noting)
+
+    assert ended.value == 0
+    assert ended.notes[-1] == "step 99"
+
+
+def test_a_crashed_child_leaves_its_last_notes_even_past_the_kept_tail():
+    def crashing():
+        for i in range(20_000):  # about 200 KB of notes: the ring wraps around
+            contain.note(f"note {i:05}")
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    ended = contain.run_contained(crashing)
+
+    assert ended.kind == "crashed"
+    assert ended.notes == tuple(f"note {i:05}" for i in range(19_980, 20_000))
