@@ -270,8 +270,7 @@ def main() -> None:
     if args.profile:
         profile(sample[: args.profile], args.pipeline)
     instrument()
-    times: dict[str, list[list[float]]] = {"floor": [[] for _ in sample], "check": []}
-    times["check"] = [[] for _ in sample]
+    times: dict[str, list[list[float]]] = {w: [[] for _ in sample] for w in ("floor", "check")}
     steps: dict[str, list[dict[str, list[float]]]] = {
         w: [defaultdict(list) for _ in sample] for w in times
     }
@@ -318,6 +317,8 @@ def report(args, sample, times, steps, changed, load_start, wall) -> None:
         f"{statistics.median(ratios):.3f}x (quartiles "
         f"{statistics.quantiles(ratios, n=4)[0]:.3f}-{statistics.quantiles(ratios, n=4)[2]:.3f})"
     )
+    extra = [cm - fm for cm, fm in zip(per_model["check"], per_model["floor"], strict=True)]
+    print(f"  check minus floor: median {statistics.median(extra) * 1e3:.1f} ms a model")
     if changed:
         print(f"  verdicts that changed after screening: {', '.join(sorted(set(changed)))}")
     names = sorted({s for w in steps.values() for m in w for s in m}, key=_step_order)
