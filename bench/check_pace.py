@@ -2,8 +2,9 @@
 
 The sample: torch's OpInfo catalogue (every op with float32 on CPU, its first float32 sample as
 an nn.Module, as `mlirpipe sweep` makes them), --models of them evenly spaced over the
-catalogue's order; a model that does not pass ModelChecker is replaced by the next one of the
-catalogue not yet taken, so every model timed runs through both. The screening check runs in a
+catalogue's order; a model that does not pass ModelChecker, or is not small (its check takes
+--small seconds or more), is replaced by the next one of the catalogue not yet taken, so every
+model timed runs through both. The screening check runs in a
 forked child (a few OpInfos crash torch-mlir's import, which check() runs in the test process);
 three checks in this process warm it up. Deterministic: the same catalogue, the same sample.
 
@@ -21,7 +22,7 @@ trip back (pickling, pipe, exit, wait), and the rest of the parent. --profile N 
 cProfile of N checks, parent and child (the child's written to a file and read back).
 
 Usage: python bench/check_pace.py [--models 300] [--rounds 2] [--pipeline refbackend]
-                                  [--profile N]
+                                  [--small 3] [--profile N]
        python bench/check_pace.py --quick      # 20 models, 2 rounds: about a minute
 """
 
@@ -159,12 +160,13 @@ def check(model: Any, inputs: list[Any], pipeline: str) -> bool:
     return True
 
 
-def screen(model: Any, inputs: list[Any], pipeline: str) -> bool:
-    """Whether the model passes check(), asked in a forked child: some crash torch-mlir's
-    import, which check() runs in its own process."""
+def screen(model: Any, inputs: list[Any], pipeline: str, small: float) -> bool:
+    """Whether the model is small and passes: check() passes in less than `small` seconds,
+    asked in a forked child (some crash torch-mlir's import, which check() runs in its own
+    process)."""
     from pytest_mlirpipe import contain
 
-    ended = contain.run_contained(lambda: check(model, clones(inputs), pipeline), timeout=120)
+    ended = contain.run_contained(lambda: check(model, clones(inputs), pipeline), timeout=small)
     return ended.ok and ended.value is True
 
 
@@ -257,6 +259,7 @@ def main() -> None:
     ap.add_argument("--pipeline", default="refbackend")
     ap.add_argument("--quick", action="store_true", help="20 models, 2 rounds")
     ap.add_argument("--profile", type=int, default=0, metavar="N")
+    ap.add_argument("--small", type=float, default=3.0, help="seconds a small model's check takes")
     args = ap.parse_args()
     if args.quick:
         args.models, args.rounds = 20, 2
@@ -264,7 +267,7 @@ def main() -> None:
     t_start = now()
     load_start = os.getloadavg()
     with quiet():
-        sample = build_sample(args.models, lambda n, m, x: screen(m, x, args.pipeline))
+        sample = build_sample(args.models, lambda n, m, x: screen(m, x, args.pipeline, args.small))
         for _, model, inputs in sample[:3]:  # first imports and dispatches, here
             check(model, clones(inputs), args.pipeline)
     if args.profile:
