@@ -1,8 +1,9 @@
 """Run risky work in a forked child: a crash, `exit` or hang there fails one test, not the run.
 
 The child is a fork of the warm test process (MLIR bindings loaded, pipelines validated), so
-starting it costs a few milliseconds, not an interpreter start. It reports progress notes
-(`note("stage bufferize")`) as it goes, so a crash or a timeout can say where it happened.
+starting it costs a few milliseconds, not an interpreter start. It leaves progress notes
+(`note("stage bufferize")`) as it goes, in memory shared with the parent (no system call, no
+wake-up of the parent), so a crash or a timeout can say where it happened.
 A child that times out is killed with every process it started (as lit kills a command tree);
 the child adopts the orphans of the tools it started, so a tool that exited cannot leave one
 behind, and what is still running when the work ends is killed then.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import faulthandler
+import mmap
 import os
 import pickle
 import selectors
@@ -24,22 +26,48 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-# Where a contained child writes its progress notes (unset outside a contained child). A
-# context variable, not a parameter: the stage runner and the execution code note progress
-# from deep inside, and run_contained sets it only in the child it forks.
-_NOTES: contextvars.ContextVar[int | None] = contextvars.ContextVar("mlirpipe_notes", default=None)
-
-
 # The tail of a child's notes the parent keeps (a chatty child cannot fill its memory).
 _NOTES_KEPT = 1 << 16
 
 
+class _NoteBoard:
+    """A child's progress notes in memory shared with its parent, which reads them once the
+    child has ended (the memory outlives a crash or a kill): a ring keeping the last
+    _NOTES_KEPT bytes, its first 8 bytes counting all bytes written."""
+
+    def __init__(self) -> None:
+        self.memory = mmap.mmap(-1, 8 + _NOTES_KEPT)  # anonymous and shared across fork
+
+    def write(self, data: bytes) -> None:
+        data = data[-_NOTES_KEPT:]
+        written = int.from_bytes(self.memory[:8], "little")
+        start = written % _NOTES_KEPT
+        first = min(len(data), _NOTES_KEPT - start)
+        self.memory[8 + start : 8 + start + first] = data[:first]
+        self.memory[8 : 8 + len(data) - first] = data[first:]
+        self.memory[:8] = (written + len(data)).to_bytes(8, "little")
+
+    def read(self) -> bytes:
+        written = int.from_bytes(self.memory[:8], "little")
+        if written <= _NOTES_KEPT:
+            return self.memory[8 : 8 + written]
+        start = written % _NOTES_KEPT
+        return self.memory[8 + start :] + self.memory[8 : 8 + start]
+
+
+# Where a contained child leaves its progress notes (unset outside a contained child). A
+# context variable, not a parameter: the stage runner and the execution code note progress
+# from deep inside, and run_contained sets it only in the child it forks.
+_NOTES: contextvars.ContextVar[_NoteBoard | None] = contextvars.ContextVar(
+    "mlirpipe_notes", default=None
+)
+
+
 def note(text: str) -> None:
     """Record where the contained work is (no-op outside a contained child)."""
-    fd = _NOTES.get()
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.write(fd, text.replace("\n", " ").encode("utf-8", "replace") + b"\n")
+    board = _NOTES.get()
+    if board is not None:
+        board.write(text.replace("\n", " ").encode("utf-8", "replace") + b"\n")
 
 
 def is_available() -> bool:
@@ -65,7 +93,10 @@ class Contained:
 def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contained:
     """Call `fn()` in a forked child and return its picklable result or how it ended."""
     result_r, result_w = os.pipe()
-    note_r, note_w = os.pipe()
+    # Never written: it reads as closed once the child has exited (with whatever it started
+    # that inherited it), so the wait for the exit keeps the deadline.
+    alive_r, alive_w = os.pipe()
+    board = _NoteBoard()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     start = time.perf_counter()
@@ -79,19 +110,21 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
         raise
     if pid == 0:  # the child: never returns
         os.close(result_r)
-        os.close(note_r)
-        _run_child(fn, result_w, note_w, mask)
+        os.close(alive_r)
+        _run_child(fn, result_w, board, mask)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(result_w)
-    os.close(note_w)
+    os.close(alive_w)
     deadline = None if not timeout else start + timeout
     try:
-        payload, notes, timed_out = _collect(pid, result_r, note_r, deadline)
+        payload, timed_out = _collect(pid, result_r, alive_r, deadline)
     finally:
         os.close(result_r)
-        os.close(note_r)
+        os.close(alive_r)
     _, status = os.waitpid(pid, 0)
     seconds = time.perf_counter() - start
+    notes = board.read()
+    board.memory.close()
     where = tuple(notes.decode("utf-8", "replace").splitlines()[-20:])
     if timed_out:
         return Contained("timeout", None, f"no result after {timeout:g} s", where, seconds)
@@ -108,7 +141,7 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
 
 
 def _run_child(
-    fn: Callable[[], Any], result_w: int, note_w: int, mask: set[int | signal.Signals]
+    fn: Callable[[], Any], result_w: int, board: _NoteBoard, mask: set[int | signal.Signals]
 ) -> NoReturn:
     """In the forked child: run `fn`, send its pickled result (or traceback), exit. SIGINT,
     blocked across the fork, is let through (`mask`) once its quiet handler is in place."""
@@ -116,7 +149,7 @@ def _run_child(
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    _NOTES.set(note_w)
+    _NOTES.set(board)
     _adopt_orphans()
     status = 0
     try:
@@ -189,42 +222,35 @@ def _end_leftovers() -> None:
             killed = True
 
 
-def _collect(
-    pid: int, result_r: int, note_r: int, deadline: float | None
-) -> tuple[bytes, bytes, bool]:
-    """(result bytes, note bytes, timed out) read from the child until both pipes close or
-    the deadline passes (then the child is killed)."""
+def _collect(pid: int, result_r: int, alive_r: int, deadline: float | None) -> tuple[bytes, bool]:
+    """(result bytes, timed out) read from the child until it has exited (both pipes closed)
+    or the deadline passes (then the child is killed)."""
     chunks: list[bytes] = []
-    notes = bytearray()
     sel = selectors.DefaultSelector()
     sel.register(result_r, selectors.EVENT_READ)
-    sel.register(note_r, selectors.EVENT_READ)
+    sel.register(alive_r, selectors.EVENT_READ)
     try:
         open_fds = 2
         while open_fds:
             wait = None if deadline is None else max(0.0, deadline - time.perf_counter())
             events = sel.select(wait)
-            # Checked on every pass: a child that keeps writing notes still runs out of time.
             if deadline is not None and time.perf_counter() >= deadline:
                 kill_tree(pid)
-                return b"".join(chunks), bytes(notes), True
+                return b"".join(chunks), True
             for key, _ in events:
                 data = os.read(key.fd, 1 << 16)
-                if not data:
+                if data:
+                    chunks.append(data)  # only the result pipe is ever written
+                else:
                     sel.unregister(key.fd)
                     open_fds -= 1
-                elif key.fd == result_r:
-                    chunks.append(data)
-                else:
-                    notes += data
-                    del notes[:-_NOTES_KEPT]  # only the last notes are reported
     except BaseException:  # Ctrl-C: take the child and what it started down with us
         kill_tree(pid)
         os.waitpid(pid, 0)
         raise
     finally:
         sel.close()
-    return b"".join(chunks), bytes(notes), False
+    return b"".join(chunks), False
 
 
 def kill_tree(pid: int) -> None:

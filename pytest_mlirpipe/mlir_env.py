@@ -33,7 +33,36 @@ _LOADERS = ("convert-torch-to-tmtensor", "convert-torch-to-stablehlo")
 
 def new_context() -> ir.Context:
     """A fresh context that parses every dialect torch-mlir can emit (torch, torch_c,
-    tm_tensor, stablehlo, chlo) next to the upstream ones; every pass is available."""
+    tm_tensor, stablehlo, chlo) next to the upstream ones; every pass is available.
+
+    In a forked child, a context its parent made ahead (make_contexts_ahead) and never
+    used, if one is left: as fresh, without the cost of making one."""
+    pid = os.getpid()
+    for i, (owner, ctx) in enumerate(_AHEAD):
+        if owner != pid:
+            del _AHEAD[i]
+            ctx.enable_multithreading(True)  # a thread pool of the child's own
+            return ctx
+    return _made_context()
+
+
+# Contexts made by a process (its pid) for its forked children, which inherit them unused.
+_AHEAD: list[tuple[int, ir.Context]] = []
+
+
+def make_contexts_ahead(count: int) -> None:
+    """Have `count` fresh contexts ready for forked children of this process (this process
+    never uses them): in a child, making a context costs about twice what it costs here, every
+    page it writes being first copied from the parent's."""
+    pid = os.getpid()
+    for _ in range(count - sum(owner == pid for owner, _ in _AHEAD)):
+        ctx = _made_context()
+        # No thread pool crosses the fork: a pool's threads would not exist in the child.
+        ctx.enable_multithreading(False)
+        _AHEAD.append((pid, ctx))
+
+
+def _made_context() -> ir.Context:
     ctx = ir.Context()
     torch_dialect.register_dialect(ctx)
     with ctx:

@@ -26,8 +26,10 @@ def default_cache_dir() -> Path:
     return Path(base) / "pytest-mlirpipe" / "artifacts"
 
 
+@functools.cache
 def _toolchain_tag() -> str:
-    """What else decides the artifact: the torch-mlir build that lowers and compiles."""
+    """What else decides the artifact: the torch-mlir build that lowers and compiles (read
+    once: the build a running process loaded cannot change under it)."""
     try:
         from importlib.metadata import version
 

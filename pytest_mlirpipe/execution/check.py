@@ -15,7 +15,7 @@ from .cache import ArtifactCache
 from .commands import PLAIN, CommandContext
 from .frontends import Frontend, ImportedModel, ImportOptions, frontend_for, reference_results
 from .native.blas_library import set_blas_threads
-from .native.compiled_model import CompiledModel, check_mode, compile_model
+from .native.compiled_model import CompiledModel, check_mode, compile_model, ready_for_forks
 from .native.jit import NativeFunction
 from .native.model_lowering import require_llvm_output
 from .refusal import Refusal, refusal_of
@@ -436,6 +436,7 @@ class ModelChecker:
         from .native.runtime import runtime_library
 
         runtime_library()  # built once here, so children inherit it instead of rebuilding
+        ready_for_forks()  # imported and computed once here, not in every child
         case.work.prepare()
         ended = contain.run_contained(
             lambda: self._compile_and_compare(case, imported, pipe)[0],

@@ -93,6 +93,20 @@ def compile_model(
     return compiled
 
 
+def ready_for_forks() -> None:
+    """Import and compute, once in this process, what every compile_model call needs: the
+    stage runner, the JIT's bindings, the pieces of every cache key (the project's code
+    digest) and the two MLIR contexts it makes. A forked child that compiles a model inherits
+    them instead of redoing them for each model."""
+    import torch_mlir.execution_engine  # noqa: F401
+
+    from ...lowering import stages  # noqa: F401
+    from ...mlir_env import make_contexts_ahead
+
+    cache_key(())
+    make_contexts_ahead(2)  # the stage runner's and the JIT's
+
+
 def _cacheable_library(cache: ArtifactCache, sig: EntrySignature) -> bool:
     """Whether a JIT compile goes through a cached .so instead: the same -O3 object code,
     linked once and loaded (about a millisecond) by every later run that finds it.
