@@ -35,6 +35,13 @@ Usage: python bench/models.py [--models mlp,resnet-block,dwsep-block,encoder] [-
        [--threads 1,2] [--rounds 5] [--block-seconds 0.2] [--pause 0.25]
        [--max-call-seconds 1.5] [--skip RUNNER,...] [--small] [--mode jit|aot] [--iree]
        python bench/models.py --quick [--small] [...]   # batch 1, 3 short rounds: < 1 min
+       python bench/models.py --sweep [--quick] [--plot sweep.svg] [--threads 1,2] [...]
+
+--sweep times torch and refbackend-vectorized on blocks at many shapes instead (the points and
+how they are picked: bench/shape_sweep.py), each point checked against torch as above; it
+prints every row, the median ratio to torch, the ten worst rows with a hint of where their time
+goes (the linalg ops that tile-and-vectorize leaves as loops), and writes a bar chart of every
+ratio as SVG (--plot). --sweep --quick takes 4 points.
 """
 
 from __future__ import annotations
@@ -82,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     args = _parse(argv)
     if args.iree_child:
         _time_iree(args)
+        return
+    if args.sweep:
+        _sweep(args)
         return
     iree = _iree_or_why_not() if args.iree and IREE not in args.skip else None
     import torch
@@ -137,6 +147,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true", help="batch 1, 3 short rounds")
     ap.add_argument("--mode", choices=["jit", "aot"], default="jit")
     ap.add_argument("--iree", action="store_true", help="time IREE's llvm-cpu code too")
+    ap.add_argument("--sweep", action="store_true", help="blocks at many shapes (shape_sweep.py)")
+    ap.add_argument("--plot", default="sweep.svg", help="where --sweep writes its chart (SVG)")
     ap.add_argument("--iree-child", help=argparse.SUPPRESS)  # MODEL:BATCH:THREADS:DIR
     args = ap.parse_args(argv)
     if args.quick:
@@ -265,6 +277,70 @@ def _checked(checker, w: Workload, pipeline: str, max_seconds: float, threads: i
     if seconds > max_seconds:
         return "match", None, f"not timed: one call took {seconds:.2f} s (--max-call-seconds)"
     return "match", fn, ""
+
+
+def _sweep(args) -> None:
+    """--sweep: each point's block checked against torch, then torch and the vectorized
+    pipeline timed on each thread count; the rows, the median ratio, the ten worst, the chart."""
+    import statistics
+
+    from shape_sweep import loops_hint, point_workload, sweep_points, write_svg
+
+    from pytest_mlirpipe import ModelChecker
+    from pytest_mlirpipe.execution.results.timing import measure
+
+    points = sweep_points(args.quick)
+    print(f"sweep: {len(points)} points x threads {','.join(map(str, args.threads))}")
+    print(f"load average at the start: {load_average()}")
+    rows: list[list[str]] = []
+    ratios: list[tuple[float, list[str], object]] = []
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bench-sweep-") as scratch:
+        checker = ModelChecker(cache_dir=Path(scratch) / "cache", mode=args.mode)
+        for point in points:
+            w = point_workload(point, args.small)
+            checked, fn, why = _checked(checker, w, VECTORIZED, args.max_call_seconds, 1)
+            if why:
+                notes.append(f"{w.name}: {why}")
+            calls = {"torch": torch_call(w.model, w.inputs)}
+            if fn is not None:
+                calls[VECTORIZED] = fn.bind(*w.inputs)
+            for threads in args.threads:
+                import torch
+
+                with torch.no_grad():
+                    t = measure(calls, timing_config(args, threads))
+                ref = t["torch"]
+                rows.append(_row(w, point.batch, threads, "torch", "reference", ref, ref))
+                row = _row(w, point.batch, threads, VECTORIZED, checked, t.get(VECTORIZED), ref)
+                rows.append(row)
+                if VECTORIZED in t:
+                    ratios.append((t[VECTORIZED].median / ref.median, row, w))
+            sys.stdout.write(".")
+            sys.stdout.flush()
+        checker.close()
+    print()
+    print_table(HEADER, rows)
+    print(
+        "outputs: checked against torch by the default verdict. x torch: median / torch's "
+        "median in the same run; below 1 is faster."
+    )
+    for note in notes:
+        print(f"note: {note}")
+    if not ratios:
+        print("no point was timed")
+        return
+    median = statistics.median(r for r, _, _ in ratios)
+    print(f"\nmedian x torch of {len(ratios)} timed rows: {median:.2f}")
+    print("worst ten (x torch, threads, point, hint):")
+    hints: dict[str, str] = {}
+    for ratio, row, w in sorted(ratios, key=lambda r: -r[0])[:10]:
+        if w.name not in hints:
+            hints[w.name] = loops_hint(w, VECTORIZED)
+        print(f"  {ratio:6.2f}  {row[2]} thr  {w.name}: {hints[w.name]}")
+    write_svg(args.plot, [(f"{row[0]}, {row[2]} thr", r) for r, row, _ in ratios])
+    print(f"chart: {args.plot}")
+    print(f"load average at the end: {load_average()}")
 
 
 def _iree_or_why_not():
