@@ -8,7 +8,11 @@ conv1x1-BN-ReLU) from 64 to 128 channels at 56x56; a pre-norm transformer encode
 and of 8. The BatchNorms have seeded running statistics; the import does not fold them into the
 convolutions' weights but decomposes each into elementwise ops after its convolution.
 `--small` takes the execution case library's sizes instead (a few channels, 8x8; sequence 8,
-width 16).
+width 16). Whole networks, named with --models only (bench/networks.py, plain torch.nn):
+resnet18 and mobilenetv2 on 224x224 images (--small: 32x32), bert-layer (BERT-base's encoder
+layer: width 768, 12 heads, feed-forward 3072, post-norm, erf GELU) and gpt2-block (GPT-2
+small's block: width 768, 12 heads, causal attention, tanh GELU) on sequences of 128 (--small:
+width 32, 4 heads, sequence 16).
 
 Runners: torch eager; the pipelines `refbackend-dps-blas` (matmuls as CBLAS calls, the rest
 loops) and `refbackend-vectorized` (MLIR alone, tiled and vectorized, its blocks on OpenMP
@@ -62,7 +66,7 @@ from timed_runs import (  # beside this script
     timing_fields,
     torch_call,
 )
-from workloads import MODELS, Workload, model_workload
+from workloads import MODELS, NETWORKS, Workload, model_workload
 
 BLAS = "refbackend-dps-blas"
 VECTORIZED = "refbackend-vectorized"
@@ -132,7 +136,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join(MODELS), help=f"of {', '.join(MODELS)}")
+    known = ", ".join(MODELS + NETWORKS)
+    ap.add_argument("--models", default=",".join(MODELS), help=f"of {known}")
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--threads", default="1,2")
     add_timing_options(ap, rounds=5)
@@ -154,7 +159,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         ap.set_defaults(**QUICK)
         args = ap.parse_args(argv)
-    args.models = _names(ap, "--models", args.models, MODELS)
+    args.models = _names(ap, "--models", args.models, MODELS + NETWORKS)
     args.skip = _names(ap, "--skip", args.skip, (*PIPELINES, IREE), empty=True)
     args.batches = _counts(ap, "--batches", args.batches)
     args.threads = _counts(ap, "--threads", args.threads)

@@ -63,8 +63,8 @@ def test_an_unknown_model_or_runner_is_refused_naming_the_known_ones():
     done = _bench("--models", "resnet-block,vgg")
     assert done.returncode == 2
     assert (
-        "error: --models: unknown 'vgg'; known: mlp, resnet-block, dwsep-block, encoder"
-        in done.stderr
+        "error: --models: unknown 'vgg'; known: mlp, resnet-block, dwsep-block, encoder, "
+        "resnet18, mobilenetv2, bert-layer, gpt2-block" in done.stderr
     )
     done = _bench("--skip", "iree")
     assert (
@@ -72,9 +72,32 @@ def test_an_unknown_model_or_runner_is_refused_naming_the_known_ones():
         "iree llvm-cpu" in done.stderr
     )
     done = _bench("--models", ",")
-    assert "error: --models names none of mlp, resnet-block, dwsep-block, encoder" in done.stderr
+    assert (
+        "error: --models names none of mlp, resnet-block, dwsep-block, encoder, resnet18, "
+        "mobilenetv2, bert-layer, gpt2-block" in done.stderr
+    )
     done = _bench("--batches", "0")
     assert "error: --batches takes comma-separated counts of at least 1, got '0'" in done.stderr
+
+
+def test_a_whole_network_is_named_with_models_and_checked_and_timed_like_a_block():
+    done = _bench(
+        "--quick",
+        "--small",
+        "--models",
+        "bert-layer",
+        "--threads",
+        "1",
+        "--skip",
+        "refbackend-dps-blas",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _table(done.stdout)[1:]
+    assert [(r[0], r[3], r[4]) for r in rows] == [
+        ("bert-layer s16 d32 h4", "torch", "reference"),
+        ("bert-layer s16 d32 h4", "refbackend-vectorized", "match"),
+    ]
+    assert float(rows[1][5]) > 0 and float(rows[1][7]) > 0, rows
 
 
 WRONG_PASSES = """
