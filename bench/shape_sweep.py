@@ -176,7 +176,7 @@ def loops_hint(w: Workload, pipeline: str) -> str:
         return f"(no tile-and-vectorize stage in {pipeline})"
     left = Counter(
         f"{op} {shape}"
-        for op, shape in re.findall(r"linalg\.(\w+) .*?outs\([^:]*: tensor<([\dx]+)x", ir)
+        for op, shape in re.findall(r"linalg\.(\w+) .*?outs\([^:]*: tensor<([\dx?]+)x", ir)
     )
     if not left:
         return "no linalg op left as a loop"

@@ -144,8 +144,10 @@ module attributes {transform.with_named_sequence} {
     }
     %funcs = transform.structured.match ops{["func.func"]} in %root
       : (!transform.any_op) -> !transform.any_op
-    // Partial register tiles get a loop of their own (their shapes static in the full ones).
-    %peeled = transform.apply_registered_pass "scf-for-loop-peeling" to %funcs
+    // Partial register tiles get a loop of their own (their shapes static in the full ones), the
+    // loops inside a partial iteration too (skip-partial off): a corner tile, partial in both
+    // columns and channels, would keep a dynamic shape that the vectorizer refuses.
+    %peeled = transform.apply_registered_pass "scf-for-loop-peeling" with options = { "skip-partial" = false } to %funcs
       : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %peeled {
       transform.apply_patterns.canonicalization

@@ -159,9 +159,9 @@ def separable_bias_block() -> nn.Module:
     torch.manual_seed(2)
     return seeded(
         nn.Sequential(
-            nn.Conv2d(24, 24, kernel_size=3, padding=1, groups=24),
+            nn.Conv2d(48, 48, kernel_size=3, padding=1, groups=48),
             nn.ReLU(),
-            nn.Conv2d(24, 32, kernel_size=1),
+            nn.Conv2d(48, 80, kernel_size=1),
             nn.ReLU(),
         )
     )
@@ -607,8 +607,9 @@ CASES: list[Case] = [
         inputs(randn(1, 16, 12, 12)),
         pipelines=BASE,
     ),
-    # biases on 8 images, 24 channels and 10 columns: no register tile divides them
-    Case("separable-bias", separable_bias_block, inputs(randn(8, 24, 10, 10)), pipelines=BASE),
+    # biases on 8 images of 48 and 80 channels and 10 columns: register tiles partial in both
+    # (a corner tile of 2 columns x 16 channels)
+    Case("separable-bias", separable_bias_block, inputs(randn(8, 48, 10, 10)), pipelines=BASE),
     Case("softmax", Softmax, inputs(randn(4, 16))),
     Case("layernorm", layernorm, inputs(randn(4, 16))),
     # refbackend-vectorized computes an f32 exp with a polynomial of its own
