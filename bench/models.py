@@ -286,10 +286,9 @@ def _checked(checker, w: Workload, pipeline: str, max_seconds: float, threads: i
 
 def _sweep(args) -> None:
     """--sweep: each point's block checked against torch, then torch and the vectorized
-    pipeline timed on each thread count; the rows, the median ratio, the ten worst, the chart."""
-    import statistics
-
-    from shape_sweep import loops_hint, point_workload, sweep_points, write_svg
+    pipeline timed on each thread count; then the summary (_sweep_summary)."""
+    import torch
+    from shape_sweep import point_workload, sweep_points
 
     from pytest_mlirpipe import ModelChecker
     from pytest_mlirpipe.execution.results.timing import measure
@@ -298,21 +297,21 @@ def _sweep(args) -> None:
     print(f"sweep: {len(points)} points x threads {','.join(map(str, args.threads))}")
     print(f"load average at the start: {load_average()}")
     rows: list[list[str]] = []
-    ratios: list[tuple[float, list[str], object]] = []
+    ratios: list[tuple[float, list[str], Workload]] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as scratch:
         checker = ModelChecker(cache_dir=Path(scratch) / "cache", mode=args.mode)
         for point in points:
             w = point_workload(point, args.small)
-            checked, fn, why = _checked(checker, w, VECTORIZED, args.max_call_seconds, 1)
+            checked, fn, why = _checked(
+                checker, w, VECTORIZED, args.max_call_seconds, min(args.threads)
+            )
             if why:
                 notes.append(f"{w.name}: {why}")
             calls = {"torch": torch_call(w.model, w.inputs)}
             if fn is not None:
                 calls[VECTORIZED] = fn.bind(*w.inputs)
             for threads in args.threads:
-                import torch
-
                 with torch.no_grad():
                     t = measure(calls, timing_config(args, threads))
                 ref = t["torch"]
@@ -324,6 +323,15 @@ def _sweep(args) -> None:
             sys.stdout.write(".")
             sys.stdout.flush()
         checker.close()
+    _sweep_summary(args, rows, ratios, notes)
+
+
+def _sweep_summary(args, rows, ratios, notes: list[str]) -> None:
+    """Every row, the median ratio to torch, the ten worst with their hints, the chart."""
+    import statistics
+
+    from shape_sweep import loops_hint, write_svg
+
     print()
     print_table(HEADER, rows)
     print(
