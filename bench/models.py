@@ -8,7 +8,11 @@ conv1x1-BN-ReLU) from 64 to 128 channels at 56x56; a pre-norm transformer encode
 and of 8. The BatchNorms have seeded running statistics; the import does not fold them into the
 convolutions' weights but decomposes each into elementwise ops after its convolution.
 `--small` takes the execution case library's sizes instead (a few channels, 8x8; sequence 8,
-width 16).
+width 16). Whole networks, named with --models only (bench/networks.py, plain torch.nn):
+resnet18 and mobilenetv2 on 224x224 images (--small: 32x32), bert-layer (BERT-base's encoder
+layer: width 768, 12 heads, feed-forward 3072, post-norm, erf GELU) and gpt2-block (GPT-2
+small's block: width 768, 12 heads, causal attention, tanh GELU) on sequences of 128 (--small:
+width 32, 4 heads, sequence 16).
 
 Runners: torch eager; the pipelines `refbackend-dps-blas` (matmuls as CBLAS calls, the rest
 loops) and `refbackend-vectorized` (MLIR alone, tiled and vectorized, its blocks on OpenMP
@@ -35,6 +39,13 @@ Usage: python bench/models.py [--models mlp,resnet-block,dwsep-block,encoder] [-
        [--threads 1,2] [--rounds 5] [--block-seconds 0.2] [--pause 0.25]
        [--max-call-seconds 1.5] [--skip RUNNER,...] [--small] [--mode jit|aot] [--iree]
        python bench/models.py --quick [--small] [...]   # batch 1, 3 short rounds: < 1 min
+       python bench/models.py --sweep [--quick] [--plot sweep.svg] [--threads 1,2] [...]
+
+--sweep times torch and refbackend-vectorized on blocks at many shapes instead (the points and
+how they are picked: bench/shape_sweep.py), each point checked against torch as above; it
+prints every row, the median ratio to torch, the ten worst rows with a hint of where their time
+goes (the linalg ops that tile-and-vectorize leaves as loops), and writes a bar chart of every
+ratio as SVG (--plot). --sweep --quick takes 4 points.
 """
 
 from __future__ import annotations
@@ -55,7 +66,7 @@ from timed_runs import (  # beside this script
     timing_fields,
     torch_call,
 )
-from workloads import MODELS, Workload, model_workload
+from workloads import MODELS, NETWORKS, Workload, model_workload
 
 BLAS = "refbackend-dps-blas"
 VECTORIZED = "refbackend-vectorized"
@@ -82,6 +93,9 @@ def main(argv: list[str] | None = None) -> None:
     args = _parse(argv)
     if args.iree_child:
         _time_iree(args)
+        return
+    if args.sweep:
+        _sweep(args)
         return
     iree = _iree_or_why_not() if args.iree and IREE not in args.skip else None
     import torch
@@ -122,7 +136,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join(MODELS), help=f"of {', '.join(MODELS)}")
+    known = ", ".join(MODELS + NETWORKS)
+    ap.add_argument("--models", default=",".join(MODELS), help=f"of {known}")
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--threads", default="1,2")
     add_timing_options(ap, rounds=5)
@@ -137,12 +152,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true", help="batch 1, 3 short rounds")
     ap.add_argument("--mode", choices=["jit", "aot"], default="jit")
     ap.add_argument("--iree", action="store_true", help="time IREE's llvm-cpu code too")
+    ap.add_argument("--sweep", action="store_true", help="blocks at many shapes (shape_sweep.py)")
+    ap.add_argument("--plot", default="sweep.svg", help="where --sweep writes its chart (SVG)")
     ap.add_argument("--iree-child", help=argparse.SUPPRESS)  # MODEL:BATCH:THREADS:DIR
     args = ap.parse_args(argv)
     if args.quick:
         ap.set_defaults(**QUICK)
         args = ap.parse_args(argv)
-    args.models = _names(ap, "--models", args.models, MODELS)
+    args.models = _names(ap, "--models", args.models, MODELS + NETWORKS)
     args.skip = _names(ap, "--skip", args.skip, (*PIPELINES, IREE), empty=True)
     args.batches = _counts(ap, "--batches", args.batches)
     args.threads = _counts(ap, "--threads", args.threads)
@@ -265,6 +282,78 @@ def _checked(checker, w: Workload, pipeline: str, max_seconds: float, threads: i
     if seconds > max_seconds:
         return "match", None, f"not timed: one call took {seconds:.2f} s (--max-call-seconds)"
     return "match", fn, ""
+
+
+def _sweep(args) -> None:
+    """--sweep: each point's block checked against torch, then torch and the vectorized
+    pipeline timed on each thread count; then the summary (_sweep_summary)."""
+    import torch
+    from shape_sweep import point_workload, sweep_points
+
+    from pytest_mlirpipe import ModelChecker
+    from pytest_mlirpipe.execution.results.timing import measure
+
+    points = sweep_points(args.quick)
+    print(f"sweep: {len(points)} points x threads {','.join(map(str, args.threads))}")
+    print(f"load average at the start: {load_average()}")
+    rows: list[list[str]] = []
+    ratios: list[tuple[float, list[str], Workload]] = []
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bench-sweep-") as scratch:
+        checker = ModelChecker(cache_dir=Path(scratch) / "cache", mode=args.mode)
+        for point in points:
+            w = point_workload(point, args.small)
+            checked, fn, why = _checked(
+                checker, w, VECTORIZED, args.max_call_seconds, min(args.threads)
+            )
+            if why:
+                notes.append(f"{w.name}: {why}")
+            calls = {"torch": torch_call(w.model, w.inputs)}
+            if fn is not None:
+                calls[VECTORIZED] = fn.bind(*w.inputs)
+            for threads in args.threads:
+                with torch.no_grad():
+                    t = measure(calls, timing_config(args, threads))
+                ref = t["torch"]
+                rows.append(_row(w, point.batch, threads, "torch", "reference", ref, ref))
+                row = _row(w, point.batch, threads, VECTORIZED, checked, t.get(VECTORIZED), ref)
+                rows.append(row)
+                if VECTORIZED in t:
+                    ratios.append((t[VECTORIZED].median / ref.median, row, w))
+            sys.stdout.write(".")
+            sys.stdout.flush()
+        checker.close()
+    _sweep_summary(args, rows, ratios, notes)
+
+
+def _sweep_summary(args, rows, ratios, notes: list[str]) -> None:
+    """Every row, the median ratio to torch, the ten worst with their hints, the chart."""
+    import statistics
+
+    from shape_sweep import loops_hint, write_svg
+
+    print()
+    print_table(HEADER, rows)
+    print(
+        "outputs: checked against torch by the default verdict. x torch: median / torch's "
+        "median in the same run; below 1 is faster."
+    )
+    for note in notes:
+        print(f"note: {note}")
+    if not ratios:
+        print("no point was timed")
+        return
+    median = statistics.median(r for r, _, _ in ratios)
+    print(f"\nmedian x torch of {len(ratios)} timed rows: {median:.2f}")
+    print("worst ten (x torch, threads, point, hint):")
+    hints: dict[str, str] = {}
+    for ratio, row, w in sorted(ratios, key=lambda r: -r[0])[:10]:
+        if w.name not in hints:
+            hints[w.name] = loops_hint(w, VECTORIZED)
+        print(f"  {ratio:6.2f}  {row[2]} thr  {w.name}: {hints[w.name]}")
+    write_svg(args.plot, [(f"{row[0]}, {row[2]} thr", r) for r, row, _ in ratios])
+    print(f"chart: {args.plot}")
+    print(f"load average at the end: {load_average()}")
 
 
 def _iree_or_why_not():

@@ -1,7 +1,9 @@
 """The models the timing benchmarks run, with their inputs (seeded) and FLOPs per call.
 
 The MLP is bench/matmul.py's; the blocks are the execution case library's classes
-(test/execution/cases.py) at the sizes of real networks, or at the library's own with `small`.
+(test/execution/cases.py) at the sizes of real networks, or at the library's own with `small`;
+the whole networks are bench/networks.py's (224x224 images, sequences of 128; with `small`
+32x32 images, width 32 and sequences of 16).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MODELS = ("mlp", "resnet-block", "dwsep-block", "encoder")
+# Whole networks (bench/networks.py): --models names them; not run by default
+NETWORKS = ("resnet18", "mobilenetv2", "bert-layer", "gpt2-block")
 
 
 @dataclass
@@ -67,4 +71,31 @@ def model_workload(name: str, batch: int, small: bool = False) -> Workload:
         x = torch.randn(batch, seq, width, generator=gen)
         model = encoder_layer(width, heads, ff)
         return Workload(f"encoder s{seq} d{width} h{heads} ff{ff}", model, [x], flops)
-    raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
+    if name in NETWORKS:
+        return network_workload(name, batch, small)
+    raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS + NETWORKS)}")
+
+
+def network_workload(name: str, batch: int, small: bool = False) -> Workload:
+    """One of NETWORKS on a batch of `batch`."""
+    import torch
+    from networks import (
+        Gpt2Block,
+        bert_layer,
+        counted_flops,
+        mobilenet_v2,
+        resnet18,
+        transformer_flops,
+    )
+
+    gen = torch.Generator().manual_seed(1)
+    if name in ("resnet18", "mobilenetv2"):
+        hw = 32 if small else 224
+        model = resnet18() if name == "resnet18" else mobilenet_v2()
+        x = torch.randn(batch, 3, hw, hw, generator=gen)
+        return Workload(f"{name} {hw}x{hw}", model, [x], counted_flops(model, [x]))
+    seq, width, heads = (16, 32, 4) if small else (128, 768, 12)
+    model = bert_layer(width, heads, 4 * width) if name == "bert-layer" else Gpt2Block(width, heads)
+    x = torch.randn(batch, seq, width, generator=gen)
+    flops = transformer_flops(batch, seq, width, 4 * width)
+    return Workload(f"{name} s{seq} d{width} h{heads}", model, [x], flops)

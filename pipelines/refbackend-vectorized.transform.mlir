@@ -144,8 +144,10 @@ module attributes {transform.with_named_sequence} {
     }
     %funcs = transform.structured.match ops{["func.func"]} in %root
       : (!transform.any_op) -> !transform.any_op
-    // Partial register tiles get a loop of their own (their shapes static in the full ones).
-    %peeled = transform.apply_registered_pass "scf-for-loop-peeling" to %funcs
+    // Partial register tiles get a loop of their own (their shapes static in the full ones), the
+    // loops inside a partial iteration too (skip-partial off): a corner tile, partial in both
+    // columns and channels, would keep a dynamic shape that the vectorizer refuses.
+    %peeled = transform.apply_registered_pass "scf-for-loop-peeling" with options = { "skip-partial" = false } to %funcs
       : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %peeled {
       transform.apply_patterns.canonicalization
@@ -205,8 +207,11 @@ module attributes {transform.with_named_sequence} {
   // columns x channels) of one output row, a loop over the filter's rows, each a 1-D depthwise
   // convolution.
   transform.named_sequence @tile_depthwise_conv(%conv: !transform.any_op {transform.consumed}) {
+    %bias = transform.get_producer_of_operand %conv[2] : (!transform.any_op) -> !transform.any_op
     %blk, %forall = transform.structured.tile_using_forall %conv tile_sizes [1, 4]
       {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_conv_bias failures(suppress) (%bias, %forall)
+      : (!transform.any_op, !transform.any_op) -> ()
     transform.include @depthwise_register_tiles failures(propagate) (%blk)
       : (!transform.any_op) -> ()
     transform.yield
@@ -232,6 +237,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %blk, %new = transform.structured.fuse_into_containing_op %conv into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_conv_bias failures(suppress) (%fill, %new)
+      : (!transform.any_op, !transform.any_op) -> ()
     transform.include @depthwise_register_tiles failures(propagate) (%blk)
       : (!transform.any_op) -> ()
     transform.yield
@@ -279,17 +286,27 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // The zero fill of a convolution's result, fused into a block and tiled like its register
-  // tiles.
+  // The zero fill of a convolution's result, or its bias broadcast along N, H and W
+  // (mlirpipe-conv-to-nhwc made it), fused into a block and tiled like its register tiles.
   transform.named_sequence @fuse_conv_fill(%fill: !transform.any_op {transform.consumed},
                                            %forall: !transform.any_op {transform.readonly}) {
-    transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
+    transform.match.operation_name %fill ["linalg.fill", "linalg.broadcast"] : !transform.any_op
     %fused, %new = transform.structured.fuse_into_containing_op %fill into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:4 = transform.structured.tile_using_for %fused tile_sizes [1, 1, 8, 32]
       {mlirpipe.sizes = [1, 1, "conv-register"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "mlirpipe.panel_fill" : !transform.any_op
+    transform.yield
+  }
+
+  // A depthwise convolution's bias, as fuse_conv_fill (its zero fill, and a pooling's, stay
+  // a pass of their own).
+  transform.named_sequence @fuse_conv_bias(%bias: !transform.any_op {transform.consumed},
+                                           %forall: !transform.any_op {transform.readonly}) {
+    transform.match.operation_name %bias ["linalg.broadcast"] : !transform.any_op
+    transform.include @fuse_conv_fill failures(propagate) (%bias, %forall)
+      : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
 
@@ -546,6 +563,12 @@ module attributes {transform.with_named_sequence} {
     %copies = transform.structured.match attributes{mlirpipe.panel_copy} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %copies : !transform.any_op
+    // A convolution's bias, with masks: its input is a slice of the bias's channels, partial
+    // where a register tile's channels are.
+    %bias = transform.structured.match ops{["linalg.broadcast"]} attributes{mlirpipe.panel_fill}
+      in %f : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %bias vector_sizes [1, 1, 8, 32]
+      {mlirpipe.sizes = [1, 1, "conv-register"]} : !transform.any_op
     %pfill = transform.structured.match attributes{mlirpipe.panel_fill} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %pfill : !transform.any_op

@@ -153,6 +153,20 @@ def conv2d_dilated() -> nn.Module:
     return seeded(nn.Conv2d(4, 6, kernel_size=(3, 2), dilation=(2, 3), padding=(2, 1)))
 
 
+def separable_bias_block() -> nn.Module:
+    """Depthwise conv3x3 with bias, ReLU, pointwise conv1x1 with bias, ReLU: the sweep's worst
+    shape family (bench/shape_sweep.py), its biases fused into the convolutions' blocks."""
+    torch.manual_seed(2)
+    return seeded(
+        nn.Sequential(
+            nn.Conv2d(48, 48, kernel_size=3, padding=1, groups=48),
+            nn.ReLU(),
+            nn.Conv2d(48, 80, kernel_size=1),
+            nn.ReLU(),
+        )
+    )
+
+
 def conv2d_depthwise_strided() -> nn.Module:
     torch.manual_seed(2)
     return seeded(nn.Conv2d(16, 16, kernel_size=3, stride=2, groups=16, bias=False))
@@ -593,6 +607,9 @@ CASES: list[Case] = [
         inputs(randn(1, 16, 12, 12)),
         pipelines=BASE,
     ),
+    # biases on 8 images of 48 and 80 channels and 10 columns: register tiles partial in both
+    # (a corner tile of 2 columns x 16 channels)
+    Case("separable-bias", separable_bias_block, inputs(randn(8, 48, 10, 10)), pipelines=BASE),
     Case("softmax", Softmax, inputs(randn(4, 16))),
     Case("layernorm", layernorm, inputs(randn(4, 16))),
     # refbackend-vectorized computes an f32 exp with a polynomial of its own

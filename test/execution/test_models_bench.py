@@ -63,8 +63,8 @@ def test_an_unknown_model_or_runner_is_refused_naming_the_known_ones():
     done = _bench("--models", "resnet-block,vgg")
     assert done.returncode == 2
     assert (
-        "error: --models: unknown 'vgg'; known: mlp, resnet-block, dwsep-block, encoder"
-        in done.stderr
+        "error: --models: unknown 'vgg'; known: mlp, resnet-block, dwsep-block, encoder, "
+        "resnet18, mobilenetv2, bert-layer, gpt2-block" in done.stderr
     )
     done = _bench("--skip", "iree")
     assert (
@@ -72,9 +72,32 @@ def test_an_unknown_model_or_runner_is_refused_naming_the_known_ones():
         "iree llvm-cpu" in done.stderr
     )
     done = _bench("--models", ",")
-    assert "error: --models names none of mlp, resnet-block, dwsep-block, encoder" in done.stderr
+    assert (
+        "error: --models names none of mlp, resnet-block, dwsep-block, encoder, resnet18, "
+        "mobilenetv2, bert-layer, gpt2-block" in done.stderr
+    )
     done = _bench("--batches", "0")
     assert "error: --batches takes comma-separated counts of at least 1, got '0'" in done.stderr
+
+
+def test_a_whole_network_is_named_with_models_and_checked_and_timed_like_a_block():
+    done = _bench(
+        "--quick",
+        "--small",
+        "--models",
+        "bert-layer",
+        "--threads",
+        "1",
+        "--skip",
+        "refbackend-dps-blas",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _table(done.stdout)[1:]
+    assert [(r[0], r[3], r[4]) for r in rows] == [
+        ("bert-layer s16 d32 h4", "torch", "reference"),
+        ("bert-layer s16 d32 h4", "refbackend-vectorized", "match"),
+    ]
+    assert float(rows[1][5]) > 0 and float(rows[1][7]) > 0, rows
 
 
 WRONG_PASSES = """
@@ -147,3 +170,36 @@ def test_the_call_that_decides_whether_to_time_a_runner_runs_on_the_benchs_threa
     checked, fn, why = _checked(checker, w, "refbackend-dps-blas", 60.0, 1)
     assert (checked, why, fn.blas.path) == ("match", "", lib.path)
     assert threads() == 1
+
+
+SMALL_SWEEP = [
+    "dw3x3/1+b c4 8x8 b8",
+    "dw3x3/1+b c4 8x8 b1",
+    "conv3x3/1+b c4 8x8 b1",
+    "ffn w16 s8 b1",
+]
+
+
+def test_the_quick_sweep_checks_each_point_and_prints_the_worst_with_hints_and_a_chart(
+    tmp_path: Path,
+):
+    import xml.etree.ElementTree as ET
+
+    chart = tmp_path / "sweep.svg"
+    done = _bench("--sweep", "--quick", "--small", "--threads", "1", "--plot", str(chart))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("sweep: 4 points x threads 1\n"), done.stdout
+    header, *rows = _table(done.stdout)
+    assert header == HEADER
+    assert [(r[0], r[3], r[4]) for r in rows] == [
+        (point, runner, checked)
+        for point in SMALL_SWEEP
+        for runner, checked in (("torch", "reference"), ("refbackend-vectorized", "match"))
+    ]
+    assert re.search(r"\nmedian x torch of 4 timed rows: \d+\.\d\d\n", done.stdout)
+    worst = done.stdout.split("worst ten (x torch, threads, point, hint):\n")[1].splitlines()
+    assert len([w for w in worst if w.startswith("  ")]) == 4
+    assert any(re.match(r" +\d+\.\d\d  1 thr  ffn w16 s8 b1: ", w) for w in worst), worst
+    assert f"\nchart: {chart}\n" in done.stdout
+    bars = ET.parse(chart).getroot().findall("{http://www.w3.org/2000/svg}rect")
+    assert len(bars) == 4

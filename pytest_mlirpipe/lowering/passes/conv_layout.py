@@ -8,7 +8,10 @@ are its channels) becomes a `linalg.depthwise_conv_2d_nhwc_hwc` the same way; TO
 the innermost dimension of the image, the filter and the result: the transform script
 vectorizes a convolution along its output channels (contiguous) and broadcasts one input value
 per output column. A convolution whose initial result is a `linalg.fill` gets a fill of its
-own in NHWC (canonicalization would fold the transpose of a fill, but only after tiling). A
+own in NHWC (canonicalization would fold the transpose of a fill, but only after tiling), and
+one whose initial result is a bias broadcast along N, H and W (`linalg.broadcast` of a 1-d
+tensor, torch-mlir's convolution with bias) a broadcast of its own along N, H and W of the NHWC
+result: no NCHW tensor of the bias is made and transposed at every call. A
 constant filter (a model's weight) is transposed here, once, into a new constant: no transpose
 of it is left to run at every call. Only f32 convolutions of static shapes, no tensor empty, are
 rewritten; others (and grouped ones) are left as they are.
@@ -87,12 +90,16 @@ def _rewrite(conv, blobs: Blobs, ir) -> None:
         else:
             filter_t = transposed(filter_, filter_perm, ir)
         fill = init.owner if getattr(init.owner, "name", None) == "linalg.fill" else None
+        fill = fill or _channel_broadcast(init, ir)
         if not nchw:
             fill, init_nhwc = None, init
-        elif fill is not None:
-            init_nhwc = linalg.fill(fill.operands[0], outs=[_empty_like(init, TO_NHWC, ir)])
-        else:
+        elif fill is None:
             init_nhwc = transposed(init, TO_NHWC, ir)
+        elif fill.name == "linalg.fill":
+            init_nhwc = linalg.fill(fill.operands[0], outs=[_empty_like(init, TO_NHWC, ir)])
+        else:  # a bias, broadcast along the channels of the NHWC result
+            empty = _empty_like(init, TO_NHWC, ir)
+            init_nhwc = linalg.broadcast(fill.operands[0], outs=[empty], dimensions=[0, 1, 2])
         result = getattr(linalg, name)(image_nhwc, filter_t, outs=[init_nhwc])
         new = result.owner
         for attr in ("strides", "dilations"):  # absent: 1, the default of both ops
@@ -103,6 +110,16 @@ def _rewrite(conv, blobs: Blobs, ir) -> None:
     conv.erase()
     if fill is not None and not list(fill.results[0].uses):
         fill.erase()
+
+
+def _channel_broadcast(init, ir):
+    """The linalg.broadcast that makes `init` from a bias (one value per channel: a 1-d tensor
+    along dimension 1 of an NCHW result), or None."""
+    op = init.owner
+    if getattr(op, "name", None) != "linalg.broadcast":
+        return None
+    dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    return op if dims == [0, 2, 3] and ir.RankedTensorType(op.operands[0].type).rank == 1 else None
 
 
 def _without_multiplier(conv, ir) -> None:

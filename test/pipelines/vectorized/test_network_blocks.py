@@ -5,8 +5,9 @@ vectorize becomes a scalar loop), and the LLVM dialect calls no function of the 
 
 from __future__ import annotations
 
-import math
 import re
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,9 @@ from pytest_mlirpipe.lowering.stages import run_stages
 torch = pytest.importorskip("torch")
 nn = torch.nn
 F = nn.functional
+# the GPT-2 block and BERT layer are the benchmark's whole networks' own, at a small width
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+import networks  # noqa: E402
 
 PIPELINE = "refbackend-vectorized"
 # Calls that are no math: the C interface's of the function, and a failed cf.assert's message
@@ -61,31 +65,14 @@ class MobileNetV2Head(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(y, (1, 1)), 1))
 
 
-class Gpt2Block(nn.Module):
-    """GPT-2's block: layer norm, causal self-attention (a softmax), layer norm, an MLP with
-    the tanh GELU, residuals."""
-
-    def __init__(self, width: int = 32, heads: int = 4) -> None:
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.up, self.down = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
-
-    def forward(self, x):
-        batch, length, width = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(width, dim=2)
-        q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2) for t in (q, k, v))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(width // self.heads)
-        mask = torch.tril(torch.ones(length, length, dtype=torch.bool))
-        attention = torch.softmax(scores.masked_fill(~mask, -math.inf), dim=-1) @ v
-        x = x + self.proj(attention.transpose(1, 2).reshape(batch, length, width))
-        return x + self.down(F.gelu(self.up(self.ln2(x)), approximate="tanh"))
+def _gpt2_block() -> nn.Module:
+    """GPT-2's block (bench/networks.py's) at width 32, 4 heads."""
+    return networks.Gpt2Block(32, 4)
 
 
 def _bert_layer() -> nn.Module:
-    """BERT's encoder layer: post-norm, the erf GELU."""
-    return nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation="gelu", batch_first=True)
+    """BERT's encoder layer (bench/networks.py's) at width 32, 4 heads."""
+    return networks.bert_layer(32, 4, 64)
 
 
 class LogSoftmaxHead(nn.Module):
@@ -101,7 +88,7 @@ class LogSoftmaxHead(nn.Module):
         (ResNetStemAndHead, (1, 3, 32, 32)),
         (MobileNetV2Head, (1, 16, 7, 7)),
         (_bert_layer, (1, 16, 32)),
-        (Gpt2Block, (1, 16, 32)),
+        (_gpt2_block, (1, 16, 32)),
         (LogSoftmaxHead, (4, 100)),
     ],
     ids=["resnet18", "mobilenetv2", "bert-layer", "gpt2-block", "log-softmax"],
