@@ -14,6 +14,8 @@ from .own_config import with_own_config
 SHIM_DIR = Path(__file__).with_name("shim")
 PYTHON_ENV = "MLIRPIPE_PYTHON"
 # The program a shim records for and then runs (see the shims), by the name RUN lines call.
+# The RUN lines' own PATH, on which the shim starts that program.
+ORIGINAL_PATH_ENV = "MLIRPIPE_FILECHECK_PATH"
 DIRECT_ENV = {
     "FileCheck": "MLIRPIPE_FILECHECK_DIRECT",
     "filecheck": "MLIRPIPE_FILECHECK_PORT_DIRECT",
@@ -45,9 +47,19 @@ def with_chosen_filecheck(test, engine: str | None, always: bool = False) -> Non
         from ..tools.filecheck import ENGINE_ENV
 
         changed[ENGINE_ENV] = engine
-    else:  # the shim records what it is given and starts the program the PATH has
+    else:  # the shim records what it is given and starts the program the PATH has, on it
+        changed[ORIGINAL_PATH_ENV] = path
+        own = [p for p in path.split(os.pathsep) if p and not _is_shim_dir(p)]
         for name, variable in DIRECT_ENV.items():
-            found = shutil.which(name, path=path)
+            found = shutil.which(name, path=os.pathsep.join(own))
             if found:
                 changed[variable] = os.path.abspath(found)
     with_own_config(test, environment=changed)
+
+
+def _is_shim_dir(folder: str) -> bool:
+    """Whether `folder` is the shims' own (a run inside a run has it on its PATH already)."""
+    try:
+        return os.path.samefile(folder, SHIM_DIR)
+    except OSError:
+        return False

@@ -4,6 +4,7 @@ printed compared (--mlirpipe-repeat)."""
 from __future__ import annotations
 
 import difflib
+import glob
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -124,14 +125,20 @@ def left_behind(test) -> list[Output]:
     found = []
     for argv, given in read_input_records(data):
         what = f"the input of `FileCheck {shlex.join(argv)}`"
-        found.append(Output(None, what, given.decode("utf-8", "replace")))
+        found.append(Output(None, what, shown_bytes(given)))
     _remove_records(record)
     return found + [Output(None, f"the %t file {n}", t) for n, t in temp_files(test).items()]
 
 
+def shown_bytes(data: bytes) -> str:
+    """Output as text to compare and show: bytes that are not UTF-8 as escapes, so that two
+    different ones stay different (b"\\xff" is not b"\\xfe")."""
+    return data.decode("utf-8", "backslashreplace")
+
+
 def _remove_records(record: Path) -> None:
     """The record and the inputs the shims kept beside it (`record.PID`)."""
-    for path in [record, *record.parent.glob(record.name + ".*")]:
+    for path in [record, *record.parent.glob(glob.escape(record.name) + ".*")]:
         path.unlink(missing_ok=True)
 
 
@@ -145,7 +152,7 @@ def temp_files(test) -> dict[str, str]:
     for path in sorted(base.parent.glob(base.name + "*")):
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for file in files:
-            found[str(file.relative_to(base.parent))] = file.read_bytes().decode("utf-8", "replace")
+            found[str(file.relative_to(base.parent))] = shown_bytes(file.read_bytes())
     return found
 
 
