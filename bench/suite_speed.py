@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -253,6 +254,24 @@ def run_round(root: Path, shape: str, chosen: list[str], results: dict) -> None:
             verdicts = LIT_VERDICTS[shape](stdout)
         results.setdefault(name, []).append((wall, load, cpu, verdicts))
         print(f"  {name:14s} {wall:7.2f} s  cpu {cpu:6.2f} s  other load {load:4.2f} cores")
+        if "--mlirpipe-preload=on" in cmd or "--mlirpipe-preload=check" in cmd:
+            _check_preloaded(name, stdout)
+
+
+# Runs whose preloading did nothing, or not all: a check that checked nothing is no check.
+PRELOAD_PROBLEMS: list[str] = []
+
+
+def _check_preloaded(name: str, stdout: str) -> None:
+    """Print the run's preload line; note it when no command was forked or some ran as
+    processes (their environment differed, or an import resolved elsewhere)."""
+    found = re.search(r"^mlirpipe: --mlirpipe-preload.*$", stdout, re.MULTILINE)
+    line = found[0] if found else "(no line from --mlirpipe-preload)"
+    print(f"    {line}")
+    forked = re.search(r": ([\d,]+) Python commands", line)
+    differed = "=check" in line and " 0 differed" not in line
+    if not forked or forked[1] == "0" or "ran as processes" in line or differed:
+        PRELOAD_PROBLEMS.append(f"{name}: {line}")
 
 
 def report(results: dict, files: int) -> bool:
@@ -372,6 +391,9 @@ def main() -> None:
             print(f"round {n + 1}:")
             run_round(root, args.shape, chosen if n % 2 == 0 else chosen[::-1], results)
         same = report(results, files) if results else True
+        for problem in PRELOAD_PROBLEMS:
+            print(f"preloading did not do all it should: {problem}")
+        same = same and not PRELOAD_PROBLEMS
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
