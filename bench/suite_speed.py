@@ -10,7 +10,12 @@ with `ShTest(execute_external=True)`, a lit.local.cfg per folder, `foo-opt` a Py
 script that starts the native binary, LLVM FileCheck from PATH, ~60 % `--split-input-file`
 files, the tests in the `test/` folders of a source tree (`--sources` files per test beside
 them, which lit never runs). `--shape internal`: the same suite as a CMake-built compiler has
-it: lit's internal shell, `foo-opt` the native tool itself.
+it: lit's internal shell, `foo-opt` the native tool itself. `--shape python-tool` and
+`--shape python-tests` (bench/python_suites.py): suites whose time goes to Python starting and
+importing, a Python `foo-opt` checked by the Python `filecheck`, and lit tests that are Python
+scripts importing torch and torch_mlir; their runners add `--mlirpipe-preload=on` and `=check`
+(a preloaded run that forked no command, ran some as processes or found a difference makes
+the exit status 1).
 
 Runs `lit -j2`, `pytest -n 2` and serial `pytest` on it (and, for the external shape, `lit -j1`,
 the collection alone: `pytest --collect-only -q` against `lit --show-tests`, and the floor of any
@@ -26,6 +31,9 @@ run gave every file the same verdict (exit status 1 when not).
     python bench/suite_speed.py --shape external [--files 1050] [--sources 40]
                                 [--runners lit,floor,lit1,n2,serial,collect]
     python bench/suite_speed.py --shape internal [--files 1050] [--sources 40]
+    python bench/suite_speed.py --shape python-tool [--files 600] [--import-cost 0.2]
+                                [--runners lit,n2,preload,check]
+    python bench/suite_speed.py --shape python-tests [--files 24]
     python bench/suite_speed.py --quick [--shape external]   # a few files, one round
 """
 
