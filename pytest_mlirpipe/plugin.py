@@ -4,33 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-
-def _asserts_left_as_written() -> None:
-    """pytest rewrites the asserts of every module of a plugin's package as it is imported,
-    compiling its source again at every start where no bytecode is written
-    (PYTHONDONTWRITEBYTECODE, as many CI images set it): the package's asserts state
-    invariants, not test outcomes, so its modules (those this one imports on) load as
-    Python loads them. Only pytest's own import hook knows the list; a pytest without it
-    leaves things as they were."""
-    for finder in sys.meta_path:
-        marked = getattr(finder, "_must_rewrite", None)
-        if type(finder).__name__ == "AssertionRewritingHook" and isinstance(marked, set):
-            marked.discard(__package__)
-            cache = getattr(finder, "_marked_for_rewrite_cache", None)
-            if isinstance(cache, dict):
-                cache.clear()
-
-
-_asserts_left_as_written()
-
-from . import expectations_plugin, lit_controls_plugin, ordering, sharding  # noqa: E402
-from .items import (  # noqa: E402
+from . import expectations_plugin, lit_controls_plugin, ordering, sharding
+from .items import (
     CONTAINED,
     PRELOADED,
     RUNNER_KEY,
@@ -46,7 +26,7 @@ from .items import (  # noqa: E402
     MlirItem,
     exits_at_import,
 )
-from .options import (  # noqa: E402
+from .options import (
     FILE_TEST_OPTIONS,
     GROUP,
     Option,

@@ -39,11 +39,13 @@ import pytest_mlirpipe.options
 def test_loaders():
     kinds = {
         name: type(sys.modules[name].__spec__.loader).__name__
-        for name in ("pytest_mlirpipe.options", "pytest_mlirpipe.items", __name__)
+        for name in ("pytest_mlirpipe.options", "pytest_mlirpipe.items", "pytest_mlirpipe.errors")
+        + (__name__,)
     }
     assert kinds == {
         "pytest_mlirpipe.options": "SourceFileLoader",
         "pytest_mlirpipe.items": "SourceFileLoader",
+        "pytest_mlirpipe.errors": "SourceFileLoader",
         __name__: "AssertionRewritingHook",  # a test module's asserts still are
     }
 """
