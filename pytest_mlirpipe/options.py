@@ -174,6 +174,17 @@ FILE_TEST_OPTIONS: tuple[Option, ...] = (
         default=(),
     ),
     Option(
+        "jobs",
+        "run the RUN/CHECK files in N processes forked from this one once it has collected "
+        "them (auto: one per CPU), their reports shown here as in a serial run; other tests "
+        "run here after them. pytest -n N starts N interpreters that each collect; this pays "
+        "start-up and collection once",
+        default="1",
+        metavar="N",
+        shown_default="1",
+        ini_help="processes forked after collection to run the RUN/CHECK files (1: none; auto)",
+    ),
+    Option(
         "lint",
         "what each file's test does, as it starts, with CHECK lines FileCheck would ignore "
         "(misspelled directives, "
@@ -372,6 +383,7 @@ class RunConfig:
     preload: str = "off"  # Python commands of RUN lines: off, on (forked) or check (both ways)
     preload_modules: tuple[str, ...] = ()  # imported once for them
     preload_env: tuple[str, ...] = ()  # variables that must agree for a fork to stand in
+    jobs: int = 1  # processes forked after collection to run the file tests (1: this one)
 
 
 class OptionValueError(ValueError):
@@ -444,20 +456,33 @@ def read_run_config(flag: Lookup, ini: Lookup, base: str) -> RunConfig:
         preload=preload,
         preload_modules=tuple(ini(BY_NAME["preload_modules"])),
         preload_env=tuple(ini(BY_NAME["preload_env"])),
+        jobs=_jobs(_given(flag, ini, "jobs")),
     )
 
 
+def _jobs(text: Any) -> int:
+    """--mlirpipe-jobs: a whole number >= 1, or auto (the CPUs this process may use)."""
+    if str(text).strip() == "auto":
+        if hasattr(os, "sched_getaffinity"):
+            return max(1, len(os.sched_getaffinity(0)))
+        return os.cpu_count() or 1
+    return _at_least_one(text, "the number of jobs must be a whole number >= 1 or auto", "jobs")
+
+
 def _repeat(text: Any) -> int:
+    return _at_least_one(text, "the repeat count must be a whole number of runs >= 1", "repeat")
+
+
+def _at_least_one(text: Any, what: str, name: str) -> int:
     try:
-        runs = int(str(text))
+        number = int(str(text))
     except ValueError:
-        runs = 0
-    if runs < 1:
+        number = 0
+    if number < 1:
         raise OptionValueError(
-            f"mlirpipe: the repeat count must be a whole number of runs >= 1, got {text!r} "
-            "(--mlirpipe-repeat / mlirpipe_repeat)"
+            f"mlirpipe: {what}, got {text!r} (--mlirpipe-{name} / mlirpipe_{name})"
         )
-    return runs
+    return number
 
 
 def _expectations(flag: Lookup, ini: Lookup, base: str) -> str | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import expectations_plugin, lit_controls_plugin, ordering, sharding
+from . import expectations_plugin, lit_controls_plugin, ordering, pool, sharding
 from .items import (
     CONTAINED,
     PRELOADED,
@@ -61,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ordering.FileOrder(config, smart), "mlirpipe-order")
     _register_shard(config)  # reads lit's controls, after its own variables' checks
     expectations_plugin.configure(config, run_config(config).expectations_path)
+    pool.register(config, run_config(config).jobs)
 
 
 def file_runner(config: pytest.Config) -> FileTestRunner | None:

@@ -71,6 +71,22 @@ def test_isolation_keeps_lit_s_verdicts(pytester, kind, isolation) -> None:
     result.stdout.fnmatch_lines(["FAILED test/broken.mlir::broken.mlir*"])
 
 
+def test_jobs_keep_lit_s_verdicts(pytester, kind) -> None:
+    s = suite(pytester, kind, steady=STEADY, broken=BROKEN, shuffled=SHUFFLED)
+    codes, output = lit_verdicts(s.path, "test")
+    assert codes == {"steady.mlir": "PASS", "broken.mlir": "FAIL", "shuffled.mlir": "PASS"}, output
+    # a process of its own: the test process's threads would keep the pool from forking
+    result = s.runpytest_subprocess(*P, "--mlirpipe-jobs=2")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "mlirpipe: RUN/CHECK files run by 2 processes forked after collection",
+            "FAILED test/broken.mlir::broken.mlir*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*one at a time*")
+
+
 @pytest.mark.skipif(find_llvm_filecheck() is None, reason="needs LLVM's FileCheck")
 def test_filecheck_chooses_the_engine_of_the_suite_s_filecheck(pytester, kind) -> None:
     s = suite(pytester, kind, broken=BROKEN)

@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "items",
             "ordering",
             "sharding",
+            "pool",
             "lit_controls_plugin",
             "fixtures",
             "backend",
