@@ -17,7 +17,8 @@ scripts importing torch and torch_mlir; their runners add `--mlirpipe-preload=on
 (a preloaded run that forked no command, ran some as processes or found a difference makes
 the exit status 1).
 
-Runs `lit -j2`, `pytest -n 2` and serial `pytest` on it (and, for the external shape, `lit -j1`,
+Runs `lit -j2`, `pytest -n 2`, `pytest --mlirpipe-jobs=2` (`jobs`: two workers forked after
+one collection) and serial `pytest` on it (and, for the external shape, `lit -j1`,
 the collection alone: `pytest --collect-only -q` against `lit --show-tests`, and the floor of any
 runner: the scripts lit wrote run two at a time by bench/commands_alone.py) side by side,
 one warm-up round (which records each runner's per-file times: lit's `.lit_test_times.txt`,
@@ -27,12 +28,12 @@ time when other work shares the machine), ratios, how loaded the machine was and
 run gave every file the same verdict (exit status 1 when not).
 
     python bench/suite_speed.py [--shape build] [--small 160] [--large 6] [--chunks 400]
-                                [--repeats 3] [--keep DIR] [--runners lit,n2,serial]
+                                [--repeats 3] [--keep DIR] [--runners lit,n2,jobs,serial]
     python bench/suite_speed.py --shape external [--files 1050] [--sources 40]
-                                [--runners lit,floor,lit1,n2,serial,collect]
+                                [--runners lit,floor,lit1,n2,jobs,serial,collect]
     python bench/suite_speed.py --shape internal [--files 1050] [--sources 40]
     python bench/suite_speed.py --shape python-tool [--files 600] [--import-cost 0.2]
-                                [--runners lit,n2,preload,check]
+                                [--runners lit,n2,preload,preload-jobs,check]
     python bench/suite_speed.py --shape python-tests [--files 24]
     python bench/suite_speed.py --quick [--shape external]   # a few files, one round
 """
@@ -200,6 +201,10 @@ def runners(root: Path, shape: str) -> dict[str, tuple[list[str], Path | None]]:
             root / "n2.xml",
         ),
         "pytest": ([py, "-m", "pytest", "-q", "--junitxml=serial.xml"], root / "serial.xml"),
+        "jobs 2": (
+            [py, "-m", "pytest", "-q", "--mlirpipe-jobs=2", "--junitxml=jobs.xml"],
+            root / "jobs.xml",
+        ),
         "preload -n 2": (
             [*pytest_n2, "--mlirpipe-preload=on", "--junitxml=preload.xml"],
             root / "preload.xml",
@@ -207,6 +212,18 @@ def runners(root: Path, shape: str) -> dict[str, tuple[list[str], Path | None]]:
         "preload": (
             [py, "-m", "pytest", "-q", "--mlirpipe-preload=on", "--junitxml=preload1.xml"],
             root / "preload1.xml",
+        ),
+        "preload jobs 2": (
+            [
+                py,
+                "-m",
+                "pytest",
+                "-q",
+                "--mlirpipe-jobs=2",
+                "--mlirpipe-preload=on",
+                "--junitxml=preload_jobs.xml",
+            ],
+            root / "preload_jobs.xml",
         ),
         "repeat -n 2": (
             [*pytest_n2, "--mlirpipe-repeat=2", "--junitxml=repeat.xml"],
@@ -374,9 +391,11 @@ def main() -> None:
         "floor": ["commands -P2"],
         "n2": ["pytest -n 2"],
         "serial": ["pytest"],
+        "jobs": ["jobs 2"],
         "collect": ["lit collect", "pytest collect"],
         "preload": ["preload -n 2"],
         "preload1": ["preload"],
+        "preload-jobs": ["preload jobs 2"],
         "check": ["check -n 2"],
         "repeat": ["repeat -n 2"],
     }
@@ -410,11 +429,11 @@ def main() -> None:
 
 SHAPES = ("build", "external", "internal", "python-tool", "python-tests")
 DEFAULT_RUNNERS = {
-    "build": "lit,n2,serial",
-    "external": "lit,floor,lit1,n2,serial,collect",
-    "internal": "lit,lit1,n2,serial,collect",
-    "python-tool": "lit,n2,preload,check",
-    "python-tests": "lit,n2,preload,check",
+    "build": "lit,n2,jobs,serial",
+    "external": "lit,floor,lit1,n2,jobs,serial,collect",
+    "internal": "lit,lit1,n2,jobs,serial,collect",
+    "python-tool": "lit,n2,preload,preload-jobs,check",
+    "python-tests": "lit,n2,preload,preload-jobs,check",
 }
 
 

@@ -24,7 +24,7 @@ def test_the_quick_bench_gives_lits_verdicts_under_every_runner(shape: str, tmp_
     )
     assert "identical verdicts in every run: yes" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
-    runners = ("lit -j2", "pytest -n 2", "pytest")
+    runners = ("lit -j2", "pytest -n 2", "jobs 2", "pytest")
     if shape != "build":
         runners += ("lit -j1", "lit collect", "pytest collect")
     if shape == "external":  # and the floor: the scripts lit wrote, two at a time
@@ -50,7 +50,7 @@ def test_a_bad_runner_list_is_a_usage_error(args: list[str], message: str):
 
 
 def test_the_python_tool_shape_gives_lits_verdicts_preloaded_and_repeated(tmp_path: Path):
-    runners = "lit,n2,preload,preload1,repeat"
+    runners = "lit,n2,preload,preload1,preload-jobs,repeat"
     shape = ["--quick", "--shape", "python-tool", "--runners", runners]
     done = subprocess.run(
         [sys.executable, str(BENCH), *shape, "--keep", str(tmp_path / "s")],
@@ -60,6 +60,7 @@ def test_the_python_tool_shape_gives_lits_verdicts_preloaded_and_repeated(tmp_pa
     )
     assert "identical verdicts in every run: yes" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
-    for runner in ("lit -j2", "pytest -n 2", "preload -n 2", "preload", "repeat -n 2"):
+    ran = ("lit -j2", "pytest -n 2", "preload -n 2", "preload", "preload jobs 2", "repeat -n 2")
+    for runner in ran:
         assert f"\n{runner} " in done.stdout, done.stdout
     assert (tmp_path / "s" / "test" / "lit.cfg").is_file()  # a config without `.py`
