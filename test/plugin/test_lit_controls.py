@@ -43,7 +43,9 @@ LIT_VARIABLES = (
     "LIT_RUN_SHARD",
 )
 SLOW = "// RUN: sleep 4\n"
-WORKERS = pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+WORKERS = pytest.mark.parametrize(
+    "workers", [(), ("-n", "2"), ("--mlirpipe-jobs=2",)], ids=["serial", "xdist", "jobs"]
+)
 # lit 17 and 18 have no --unsupported / --unsupported-not (nor their variables).
 HAS_UNSUPPORTED = "LIT_UNSUPPORTED" in Path(lit.cl_arguments.__file__).read_text(encoding="utf-8")
 
@@ -68,7 +70,9 @@ def _set(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
 def _pytest(suite: pytest.Pytester, *args: str) -> tuple[dict[str, str], pytest.RunResult]:
     """Each file's lit code under pytest (the junit property the plugin records)."""
     xml = suite.path / "build" / "junit.xml"
-    result = suite.runpytest("-p", "no:cacheprovider", f"--junitxml={xml}", *args)
+    # --mlirpipe-jobs forks: a process of its own, which has no other threads
+    run = suite.runpytest_subprocess if "--mlirpipe-jobs=2" in args else suite.runpytest
+    result = run("-p", "no:cacheprovider", f"--junitxml={xml}", *args)
     return junit_outcomes(xml), result
 
 
@@ -143,7 +147,7 @@ def test_lits_filters_deselect_the_files_lit_leaves_out(suite, monkeypatch, env,
     _set(monkeypatch, env)
     ours, result = _same(suite, *workers)
     assert len(ours) == kept
-    if workers:  # xdist's controller does not count the workers' deselected items
+    if "-n" in workers:  # xdist's controller does not count the workers' deselected items
         result.stdout.fnmatch_lines([f"2 workers [[]{kept} item*[]]"])
     else:
         result.stdout.fnmatch_lines([f"* {len(FILES) - kept} deselected*"])
