@@ -37,7 +37,7 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %bmm : !transform.any_op {
     ^bb0(%op: !transform.any_op):
-      transform.include @tile_batch_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
+      transform.include @block_batch_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
     }
     // A convolution with an elementwise epilogue (mlirpipe-mark-elementwise marked both): the
     // epilogue's blocks of output rows, each computing its convolution's block first.
@@ -79,6 +79,15 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %all {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    // A batch matmul's blocks, static now where the block was larger than the matrix (the
+    // canonicalization dropped the forall's single-iteration dimension and its affine.min):
+    // register tiles of a static block need no masks, and their accumulator leaves the k loop.
+    %bblocks = transform.structured.match attributes{mlirpipe.batch_block} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %bblocks : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_batch_block failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
     %panels = transform.structured.match ops{["linalg.contract"]}
       attributes{mlirpipe.packed = "rhs"} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %panels : !transform.any_op {
@@ -493,12 +502,19 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  transform.named_sequence @tile_batch_matmul(%mm: !transform.any_op {transform.consumed}) {
+  // A batch matmul's blocks with the zero fill of C fused in, the block marked: its k loop and
+  // register tiles once the function is canonicalized.
+  transform.named_sequence @block_batch_matmul(%mm: !transform.any_op {transform.consumed}) {
     %init = transform.get_operand %mm[2] : (!transform.any_op) -> !transform.any_value
     %blk, %forall = transform.structured.tile_using_forall %mm tile_sizes [1, 64, 256]
       {mlirpipe.sizes = [1, "block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %blk "mlirpipe.batch_block" : !transform.any_op
     transform.include @fuse_batch_fill failures(suppress) (%init, %forall)
       : (!transform.any_value, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @tile_batch_block(%blk: !transform.any_op {transform.consumed}) {
     %kb, %kl = transform.structured.tile_using_for %blk tile_sizes [0, 0, 0, 256]
       {mlirpipe.sizes = [0, 0, 0, "k-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %reg, %rl:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1]

@@ -193,9 +193,9 @@ class ExpRange(nn.Module):
 
 class GeluRange(nn.Module):
     """tanh and erf over -12 ... 12, infinities, zeros and NaN, and GELU with each over the
-    finite values. The tanh GELU is written out: torch-mlir's lowering of
-    `gelu(x, approximate="tanh")` multiplies by 0.797724, not sqrt(2 / pi) = 0.7978846, and is
-    off by up to 5e-5 in every pipeline."""
+    finite values: the tanh GELU written out and as torch's own op (torch-mlir's lowering of
+    `gelu(x, approximate="tanh")` multiplies by 0.797724, not sqrt(2 / pi) = 0.7978846, and was
+    off by up to 5e-5 in every pipeline until the import decomposed it)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.flatten() * 4.0
@@ -203,7 +203,8 @@ class GeluRange(nn.Module):
         special = torch.tensor([math.inf, -math.inf, math.nan, *ends])
         y = torch.cat([x, special])
         tanh_gelu = 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
-        return torch.cat([torch.tanh(y), torch.erf(y), nn.functional.gelu(x), tanh_gelu])
+        gelus = [nn.functional.gelu(x), tanh_gelu, nn.functional.gelu(x, approximate="tanh")]
+        return torch.cat([torch.tanh(y), torch.erf(y), *gelus])
 
 
 class LogRange(nn.Module):

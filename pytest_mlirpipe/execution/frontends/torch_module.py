@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 from ...model import IMPORT_TARGETS
 from .base import TORCH_TARGETS, Frontend, ImportOptions, describe, private_tempdir
 from .integer_division import divides_integers, exact_floor_division
+from .tanh_gelu import exact_tanh_gelu, has_tanh_gelu
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,11 +258,14 @@ def _decompose(program: Any, table: Any, what: str) -> Any:
 
 def lower_exported(exported: ExportedModule, to: str, what: str, options: ImportOptions) -> str:
     """An exported (and decomposed) program as MLIR at import target `to`; to linalg with its
-    integer floor divisions made exact (integer_division.py)."""
+    integer floor divisions made exact (integer_division.py), to torch or linalg with its tanh
+    GELUs written out with torch's constant (tanh_gelu.py)."""
     _check_target(to)
     program = exported.program
     if to == "linalg" and divides_integers(program):
         program = _decompose(program, exact_floor_division(), what)
+    if to in ("torch", "linalg") and has_tanh_gelu(program):
+        program = _decompose(program, exact_tanh_gelu(), what)
     return _fx_import(program, IMPORT_TARGETS[to], what, options.legal_ops(to))
 
 
