@@ -151,7 +151,8 @@ class _Pool:
         for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written twice
             with contextlib.suppress(Exception):
                 stream.flush()
-        # SIGINT blocked across the fork: a Ctrl-C waits until the child can take it
+        # SIGINT blocked across the fork, until the worker is known here (a Ctrl-C then ends
+        # it with the others) and in the child until it can take one
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             with warnings.catch_warnings():  # 3.12+: a fork beside native threads
@@ -159,6 +160,8 @@ class _Pool:
                 pid = os.fork()
         except BaseException:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            for fd in (tasks_r, tasks_w, results_r, results_w):
+                os.close(fd)
             raise
         if pid == 0:  # never returns
             # a process group of its own, which the parent ends whole (a terminal's Ctrl-C
@@ -168,14 +171,16 @@ class _Pool:
             for fd in (tasks_w, results_r, *inherited):
                 os.close(fd)
             _worker_main(self.config, self.files, tasks_r, results_w, mask)
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        with contextlib.suppress(OSError):  # the child's own call may have come first
-            os.setpgid(pid, pid)
-        os.close(tasks_r)
-        os.close(results_w)
-        worker = _Worker(pid, tasks_w, results_r)
-        self.workers[results_r] = worker
-        self.selector.register(results_r, selectors.EVENT_READ)
+        try:
+            with contextlib.suppress(OSError):  # the child's own call may have come first
+                os.setpgid(pid, pid)
+            os.close(tasks_r)
+            os.close(results_w)
+            worker = _Worker(pid, tasks_w, results_r)
+            self.workers[results_r] = worker
+            self.selector.register(results_r, selectors.EVENT_READ)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         self._top_up(worker)
 
     def _top_up(self, worker: _Worker) -> None:
@@ -229,16 +234,23 @@ class _Pool:
             self._start()
 
     def _end_all(self) -> None:
-        """Every worker still alive (a Ctrl-C or an error here) ends, and is waited for."""
-        for worker in list(self.workers.values()):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(worker.pid, signal.SIGINT)
-        for worker in list(self.workers.values()):
-            self.selector.unregister(worker.results)
-            os.close(worker.results)
-            os.close(worker.tasks)
-            _wait_or_kill(worker.pid)
-        self.workers.clear()
+        """Every worker still alive (a Ctrl-C or an error here) ends, and is waited for; a
+        second Ctrl-C meanwhile waits until then."""
+        if not self.workers:
+            return
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for worker in list(self.workers.values()):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(worker.pid, signal.SIGINT)
+            for worker in list(self.workers.values()):
+                self.selector.unregister(worker.results)
+                os.close(worker.results)
+                os.close(worker.tasks)
+                _wait_or_kill(worker.pid)
+            self.workers.clear()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     # ------------------------------------------------------------------ reports
 

@@ -198,7 +198,9 @@ def _ended_cleanly(run: subprocess.Popen) -> None:
     assert run.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "KeyboardInterrupt" in output, output
     assert "Traceback" not in output, output
-    left = subprocess.run(["pgrep", "-s", str(run.pid)], capture_output=True, text=True)
+    left = subprocess.run(
+        ["ps", "-o", "pid=,pgid=,stat=,args=", "-s", str(run.pid)], capture_output=True, text=True
+    )
     assert left.stdout == "", left.stdout
 
 
