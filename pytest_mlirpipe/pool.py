@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import mmap
 import os
 import pickle
 import selectors
@@ -15,6 +16,7 @@ import signal
 import struct
 import sys
 import threading
+import time
 import warnings
 from collections import deque
 from dataclasses import dataclass, field
@@ -28,6 +30,9 @@ _STOP = -1
 _AHEAD = 2  # files a worker holds: the one it runs and the next
 _HEADER = struct.Struct("!I")  # the size of a pickled message
 _INDEX = struct.Struct("!i")
+# Shared with the workers: [0] the parent asks them to take no new file (-x, --maxfail),
+# [1 + slot] the file the worker in that slot runs, -1 between files.
+_BOARD = struct.Struct("!i")
 # Seconds a worker has to end after a Ctrl-C or an error here before it is killed.
 _GRACE = 5.0
 
@@ -71,9 +76,7 @@ class FilePool:
         files: list[pytest.Item] = [i for i in session.items if isinstance(i, MlirItem)]
         if len(files) < 2:
             return None
-        why = _cannot_fork() or (
-            "--pdb needs this terminal" if session.config.getoption("usepdb", False) else None
-        )
+        why = _cannot_fork() or _needs_this_process(session.config)
         if why:
             reporter = session.config.pluginmanager.get_plugin("terminalreporter")
             if reporter is not None:
@@ -82,14 +85,23 @@ class FilePool:
                     "one at a time"
                 )
             return None
+        # the other tests, here: those before the first file first (an item that reports
+        # the run's broken pipeline files comes first), then the files, then the rest
+        first = session.items.index(files[0])
+        before = session.items[:first]
+        after = [i for i in session.items[first:] if not isinstance(i, MlirItem)]
+        _run_here(session, before)
         _Pool(session, files, min(self.jobs, len(files))).run()
         _stop_if_told(session)
-        others = [i for i in session.items if not isinstance(i, MlirItem)]
-        for i, item in enumerate(others):
-            nextitem = others[i + 1] if i + 1 < len(others) else None
-            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-            _stop_if_told(session)
+        _run_here(session, after)
         return True
+
+
+def _run_here(session: pytest.Session, items: list[pytest.Item]) -> None:
+    for i, item in enumerate(items):
+        nextitem = items[i + 1] if i + 1 < len(items) else None
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        _stop_if_told(session)
 
 
 def _stop_if_told(session: pytest.Session) -> None:
@@ -98,6 +110,15 @@ def _stop_if_told(session: pytest.Session) -> None:
         raise session.Failed(session.shouldfail)
     if session.shouldstop:
         raise session.Interrupted(session.shouldstop)
+
+
+def _needs_this_process(config: pytest.Config) -> str | None:
+    """Why the files must run in this process, in their order, or None."""
+    if config.getoption("usepdb", False):
+        return "--pdb needs this terminal"
+    if config.getoption("stepwise", False) or config.getoption("stepwise_skip", False):
+        return "--sw needs the files in their order"
+    return None
 
 
 def _cannot_fork() -> str | None:
@@ -113,6 +134,7 @@ def _cannot_fork() -> str | None:
 @dataclass
 class _Worker:
     pid: int
+    slot: int  # its place on the board
     tasks: int  # fd: indexes to run, _STOP to end
     results: int  # fd: a length-prefixed pickled message per file
     given: deque[int] = field(default_factory=deque)  # indexes sent, not yet reported
@@ -131,26 +153,33 @@ class _Pool:
         self.pending = deque(range(len(files)))
         self.workers: dict[int, _Worker] = {}  # by its results fd
         self.selector = selectors.DefaultSelector()
+        self.board = mmap.mmap(-1, _BOARD.size * (1 + size))
+
+    def _running(self, slot: int) -> int:
+        return _BOARD.unpack_from(self.board, _BOARD.size * (1 + slot))[0]
 
     def run(self) -> None:
         try:
-            for _ in range(self.size):
-                self._start()
+            for slot in range(self.size):
+                self._start(slot)
             while self.workers:
                 for key, _ in self.selector.select():
-                    self._read(self.workers[key.fd])
+                    if key.fd in self.workers:  # not ended by an earlier event of this round
+                        self._read(self.workers[key.fd])
         finally:
             self._end_all()
             self.selector.close()
+            self.board.close()
 
     # ------------------------------------------------------------------ workers
 
-    def _start(self) -> None:
+    def _start(self, slot: int) -> None:
         tasks_r, tasks_w = os.pipe()
         results_r, results_w = os.pipe()
         for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written twice
             with contextlib.suppress(Exception):
                 stream.flush()
+        _BOARD.pack_into(self.board, _BOARD.size * (1 + slot), -1)
         # SIGINT blocked across the fork, until the worker is known here (a Ctrl-C then ends
         # it with the others) and in the child until it can take one
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -170,13 +199,13 @@ class _Pool:
             inherited = [fd for w in self.workers.values() for fd in (w.tasks, w.results)]
             for fd in (tasks_w, results_r, *inherited):
                 os.close(fd)
-            _worker_main(self.config, self.files, tasks_r, results_w, mask)
+            _worker_main(self.config, self.files, tasks_r, results_w, mask, self.board, slot)
         try:
             with contextlib.suppress(OSError):  # the child's own call may have come first
                 os.setpgid(pid, pid)
             os.close(tasks_r)
             os.close(results_w)
-            worker = _Worker(pid, tasks_w, results_r)
+            worker = _Worker(pid, slot, tasks_w, results_r)
             self.workers[results_r] = worker
             self.selector.register(results_r, selectors.EVENT_READ)
         finally:
@@ -188,6 +217,8 @@ class _Pool:
         them: a worker never waits for this process to report a file before its next."""
         while len(worker.given) < _AHEAD and not worker.told_to_stop:
             stop = self.session.shouldfail or self.session.shouldstop
+            if stop:  # the files a worker holds but has not started stay unstarted
+                _BOARD.pack_into(self.board, 0, 1)
             if stop or not self.pending:
                 index = _STOP
                 worker.told_to_stop = True
@@ -212,26 +243,34 @@ class _Pool:
                 return
             message = pickle.loads(worker.buffer[_HEADER.size : _HEADER.size + size])
             del worker.buffer[: _HEADER.size + size]
+            if "exit" in message:  # pytest.exit() in a file's hooks: the run ends, as here
+                reason, code = message["exit"]
+                pytest.exit(reason, code)
+            if message.get("interrupted"):  # a KeyboardInterrupt raised in a file's hooks
+                raise KeyboardInterrupt
             done = worker.given.popleft()
             assert done == message["index"], (done, message["index"])
             self._report(self.files[done], message)
             self._top_up(worker)
 
     def _ended(self, worker: _Worker) -> None:
-        """A worker's results closed: it ended when told, or died in a file."""
+        """A worker's results closed: it ended when told, or died (in a file, or between)."""
         self.selector.unregister(worker.results)
         del self.workers[worker.results]
         os.close(worker.results)
         os.close(worker.tasks)
+        if worker.given:  # what it ran when it died, before its group's id can be reused
+            _kill_group(worker.pid)
         _, status = os.waitpid(worker.pid, 0)
         if not worker.given:
             return
-        _kill_group(worker.pid)  # what it was running when it died
-        died_in = worker.given.popleft()
+        running = self._running(worker.slot)
+        if running in worker.given:
+            worker.given.remove(running)
+            self._report_death(self.files[running], status)
         self.pending.extendleft(reversed(worker.given))  # not started: for the others
-        self._report_death(self.files[died_in], status)
         if self.pending and not (self.session.shouldfail or self.session.shouldstop):
-            self._start()
+            self._start(worker.slot)
 
     def _end_all(self) -> None:
         """Every worker still alive (a Ctrl-C or an error here) ends, and is waited for; a
@@ -240,14 +279,13 @@ class _Pool:
             return
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            for worker in list(self.workers.values()):
+            for worker in self.workers.values():
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(worker.pid, signal.SIGINT)
-            for worker in list(self.workers.values()):
                 self.selector.unregister(worker.results)
                 os.close(worker.results)
                 os.close(worker.tasks)
-                _wait_or_kill(worker.pid)
+            _wait_or_kill([w.pid for w in self.workers.values()])
             self.workers.clear()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
@@ -294,21 +332,28 @@ class _Pool:
         ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
 
 
-def _wait_or_kill(pid: int) -> None:
-    """Wait for worker `pid` to end, killing it after _GRACE seconds; then whatever is left
-    of its process group."""
-    import time
-
+def _wait_or_kill(pids: list[int]) -> None:
+    """Wait for the workers `pids` to end, for _GRACE seconds in all; then kill whatever is
+    left of their process groups (before reaping them: a group's id is free once its
+    leader is reaped) and reap them."""
     deadline = time.monotonic() + _GRACE
-    while time.monotonic() < deadline:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.02)
-    else:
+    alive = set(pids)
+    while alive and time.monotonic() < deadline:
+        alive = {p for p in alive if not _has_ended(p)}
+        if alive:
+            time.sleep(0.02)
+    for pid in pids:
         _kill_group(pid)
+    for pid in pids:
         os.waitpid(pid, 0)
-    _kill_group(pid)
+
+
+def _has_ended(pid: int) -> bool:
+    """Whether child `pid` has ended, leaving it unreaped."""
+    if not hasattr(os, "waitid"):
+        return False
+    ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    return ended is not None
 
 
 def _kill_group(pgid: int) -> None:
@@ -340,17 +385,66 @@ class _Forwarder:
     def taken(self, index: int) -> bytes:
         message = {"index": index, "reports": self.reports, "warnings": self.warnings}
         self.reports, self.warnings = [], []
-        # pickle, not JSON: a skip's longrepr is a tuple, and pytest's hooks want it one
-        data = pickle.dumps(message)
-        return _HEADER.pack(len(data)) + data
+        return _message(message)
 
 
-def _worker_main(config: pytest.Config, files: list[pytest.Item], tasks: int, results: int, mask):
+def _message(message: dict[str, Any]) -> bytes:
+    # pickle, not JSON: a skip's longrepr is a tuple, and pytest's hooks want it one
+    data = pickle.dumps(message)
+    return _HEADER.pack(len(data)) + data
+
+
+def _end_own_group(signum, frame) -> None:
+    """The worker and whatever its file started, at once (pytest's group was signalled, or
+    pytest is gone)."""
+    os.killpg(0, signal.SIGKILL)
+
+
+def _end_with_parent() -> None:
+    """Linux: a SIGTERM to this worker when pytest ends by any means; it may have already."""
+    parent = os.getppid()
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        _end_own_group(signal.SIGTERM, None)
+
+
+def _own_capture(config: pytest.Config) -> None:
+    """Temporary files of its own for pytest's output capture: the parent's are shared with
+    every worker, one file offset for all, and their output would mix."""
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    shared = getattr(capman, "_global_capturing", None)
+    if capman is None or shared is None:
+        return
+    capman._global_capturing = None
+    with contextlib.suppress(Exception):  # closes this process's descriptors of them only
+        shared.stop_capturing()
+    capman.start_global_capturing()
+    capman.suspend_global_capture()
+
+
+def _worker_main(
+    config: pytest.Config,
+    files: list[pytest.Item],
+    tasks: int,
+    results: int,
+    mask,
+    board: mmap.mmap,
+    slot: int,
+):
     """A forked worker: runs the files it is given until told to stop; never returns."""
     status = 0
+    place = _BOARD.size * (1 + slot)
     try:
         signal.signal(signal.SIGINT, _quiet_interrupt)
+        for ending in (signal.SIGTERM, signal.SIGHUP):  # to pytest's group, or pytest gone
+            signal.signal(ending, _end_own_group)
+        _end_with_parent()
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        _own_capture(config)
         # the terminal is the parent's: its reporter here would print every file a second time
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
@@ -360,13 +454,27 @@ def _worker_main(config: pytest.Config, files: list[pytest.Item], tasks: int, re
         forwarder.listening = True
         while True:
             index = _read_index(tasks)
-            if index == _STOP:
+            if index == _STOP or _BOARD.unpack_from(board, 0)[0]:
                 break
             item = files[index]
-            item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
+            _BOARD.pack_into(board, place, index)
+            try:
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
+            except pytest.exit.Exception as exit:
+                _write_all(results, _message({"exit": (exit.msg, exit.returncode)}))
+                break
+            except KeyboardInterrupt:
+                with contextlib.suppress(OSError):  # the parent may be ending it already
+                    _write_all(results, _message({"interrupted": True}))
+                raise
+            _BOARD.pack_into(board, place, -1)
             _write_all(results, forwarder.taken(index))
+            if item.session.shouldfail or item.session.shouldstop:
+                break  # its own failures reached --maxfail: it takes no other file
     except KeyboardInterrupt:
         status = 130
+    except OSError:  # a pipe to the parent closed: it is gone
+        _end_own_group(signal.SIGTERM, None)
     except BaseException:  # a bug here: say so, and the parent reports the file
         import traceback
 

@@ -85,6 +85,54 @@ def test_x_stops_the_run_at_the_first_failing_file(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(["*stopping after 1 failures*"])
 
 
+def test_maxfail_leaves_the_files_workers_hold_unstarted(pytester: pytest.Pytester) -> None:
+    _files(
+        pytester,
+        **{f"a{i}": "// RUN: sleep 0.5 && false\n" for i in range(4)},
+        **{f"b{i}": PASSES for i in range(6)},
+    )
+    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2", "--maxfail=1")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    outcomes = result.parseoutcomes()
+    # the two files running when the first failed, no more
+    assert outcomes["failed"] <= 2, result.stdout.str()
+    assert outcomes.get("passed", 0) == 0, result.stdout.str()
+
+
+def test_pytest_exit_in_a_file_ends_the_run_as_it_does_here(pytester: pytest.Pytester) -> None:
+    _files(pytester, **{f"f{i}": PASSES for i in range(6)})
+    pytester.makeconftest(
+        "import pytest\n"
+        "def pytest_runtest_setup(item):\n"
+        "    if item.name == 'f2.mlir':\n"
+        "        pytest.exit('the tool is missing', returncode=3)\n"
+    )
+    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2")
+    assert result.ret == 3
+    result.stdout.fnmatch_lines(["*Exit: the tool is missing*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_each_file_s_captured_output_is_its_own(pytester: pytest.Pytester) -> None:
+    _files(pytester, **{f"f{i:02d}": "// RUN: sleep 0.05\n" for i in range(12)})
+    pytester.makeconftest(
+        "import os\n"
+        "def pytest_runtest_setup(item):\n"
+        "    for i in range(200):\n"
+        "        print(f'{item.name} {i}')\n"
+        "        os.write(1, f'{item.name} fd {i}\\n'.encode())\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--mlirpipe-jobs=2", "--junitxml=out.xml", "-o", "junit_logging=system-out"
+    )
+    result.assert_outcomes(passed=12)
+    for case in ET.parse(pytester.path / "out.xml").iter("testcase"):
+        out = case.findtext("system-out") or ""
+        lines = [line for line in out.splitlines() if line.startswith("f")]
+        assert len(lines) == 400, (case.get("name"), len(lines))
+        assert all(line.startswith(f"{case.get('name')} ") for line in lines), case.get("name")
+
+
 def test_a_worker_that_dies_fails_its_file_and_the_run_goes_on(
     pytester: pytest.Pytester,
 ) -> None:
@@ -122,6 +170,18 @@ def test_a_process_with_threads_runs_its_files_itself(pytester: pytest.Pytester)
         [
             "mlirpipe: --mlirpipe-jobs=2: this process runs 2 Python threads (a fork copies "
             "one); the files run here, one at a time"
+        ]
+    )
+
+
+def test_stepwise_keeps_the_files_in_this_process(pytester: pytest.Pytester) -> None:
+    _files(pytester, a=FAILS, b=PASSES)
+    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2", "--sw")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "mlirpipe: --mlirpipe-jobs=2: --sw needs the files in their order; the files run "
+            "here, one at a time"
         ]
     )
 
@@ -214,3 +274,27 @@ def test_a_sigint_to_pytest_alone_ends_its_workers_too(pytester: pytest.Pytester
     run = _two_sleeping(pytester)
     os.kill(run.pid, signal.SIGINT)
     _ended_cleanly(run)
+
+
+def test_a_sigterm_to_pytest_alone_ends_its_workers_too(pytester: pytest.Pytester) -> None:
+    """As `timeout` or a CI runner's cancel does: pytest ends at once, and its workers (each
+    in a process group of its own) with it."""
+    run = _two_sleeping(pytester)
+    os.kill(run.pid, signal.SIGTERM)
+    run.communicate(timeout=30)
+    assert run.returncode == -signal.SIGTERM
+    _nothing_left(run.pid)
+
+
+def _nothing_left(session: int) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        left = subprocess.run(
+            ["ps", "-o", "pid=,pgid=,stat=,args=", "-s", str(session)],
+            capture_output=True,
+            text=True,
+        ).stdout
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert left == "", left
