@@ -77,6 +77,7 @@ LEVELS: tuple[Level, ...] = (
         "torch.* ops",
         (
             "torch-to-linalg:torch-backend",
+            "torch-to-linalg:decompose-tanh-gelu",
             "torch-to-linalg:torch-to-linalg",
             *_reference_from("generalize-tensor-pad"),
         ),
@@ -86,6 +87,7 @@ LEVELS: tuple[Level, ...] = (
         'torch.operator "onnx.*" ops (an ONNX import)',
         (
             "onnx-linalg:onnx-to-torch",
+            "onnx-linalg:decompose-tanh-gelu",
             "onnx-linalg:onnx-to-linalg",
             *_reference_from("generalize-tensor-pad"),
         ),

@@ -1,11 +1,13 @@
 """The tanh GELU (GPT-2's) gives torch's results: the torch import writes it out with torch's
-constant sqrt(2 / pi), where torch-mlir's lowering to linalg multiplies by 0.797724."""
+constant sqrt(2 / pi), where torch-mlir's lowering to linalg multiplies by 0.797724; an ONNX
+Gelu(approximate="tanh") is written out by the pipelines (mlirpipe-decompose-tanh-gelu)."""
 
 from __future__ import annotations
 
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -19,6 +21,8 @@ import networks
 
 F = torch.nn.functional
 PIPELINES = ["refbackend", "refbackend-vectorized", "tosa"]
+# refbackend: the ONNX import to linalg-on-tensors (onnx_model.py) before the pipeline
+ONNX_PIPELINES = ["onnx-linalg", "onnx-linalg-vectorized", "refbackend"]
 
 
 class TanhGelu(torch.nn.Module):
@@ -35,6 +39,20 @@ def checker():
 
 def randn(*shape: int, scale: float = 1.0) -> torch.Tensor:
     return scale * torch.randn(shape, generator=torch.Generator().manual_seed(0))
+
+
+def onnx_tanh_gelu(rows: int, columns: int, dtype: torch.dtype) -> Any:
+    """An ONNX model of one Gelu(approximate="tanh") node (opset 20, where Gelu appeared)."""
+    from onnx import TensorProto, helper
+
+    kind = {torch.float32: TensorProto.FLOAT, torch.float64: TensorProto.DOUBLE}[dtype]
+    graph = helper.make_graph(
+        [helper.make_node("Gelu", ["X"], ["Y"], approximate="tanh")],
+        "tanh_gelu",
+        [helper.make_tensor_value_info("X", kind, [rows, columns])],
+        [helper.make_tensor_value_info("Y", kind, [rows, columns])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
 
 
 @pytest.mark.parametrize("to", ["torch", "linalg"])
@@ -58,6 +76,43 @@ def test_the_tanh_gelu_matches_torch_and_float64_by_the_default_verdict(
     assert outcome.verdict == "PASS" and result.rule == Rule.SCALED and result.total == 1024
     # against the float64 run: no further off than torch's own f32 (the same formula)
     assert result.native_error <= 2 * result.torch_error
+
+
+@pytest.mark.parametrize("pipeline", ONNX_PIPELINES)
+def test_an_onnx_tanh_gelu_matches_onnxs_reference_evaluator_by_the_default_verdict(
+    checker, pipeline: str
+) -> None:
+    model = onnx_tanh_gelu(16, 64, torch.float32)
+    (outcome,) = checker.check(model, randn(16, 64, scale=4.0), pipelines=[pipeline])
+    (result,) = outcome.comparison.results
+    # no float64 run of an ONNX model: the float32 pair (the constant 0.797724 was off by 5e-5)
+    assert outcome.verdict == "PASS" and result.rule == Rule.PER_DTYPE and result.total == 1024
+
+
+@pytest.mark.parametrize("pipeline", ONNX_PIPELINES)
+def test_an_onnx_tanh_gelu_matches_torch_and_float64_by_the_default_verdict(
+    checker, pipeline: str
+) -> None:
+    model = onnx_tanh_gelu(16, 64, torch.float32)
+    x = randn(16, 64, scale=4.0)
+    (outcome,) = checker.check(model, x, pipelines=[pipeline], reference=TanhGelu())
+    (result,) = outcome.comparison.results
+    assert outcome.verdict == "PASS" and result.rule == Rule.SCALED and result.total == 1024
+    assert result.native_error <= 2 * result.torch_error
+
+
+@pytest.mark.parametrize("pipeline", ONNX_PIPELINES)
+def test_an_onnx_tanh_gelu_of_doubles_matches_torchs_by_the_default_verdict(
+    checker, pipeline: str
+) -> None:
+    # against torch, not ONNX's evaluator: the function body of ONNX's Gelu holds 2 / pi and
+    # 0.044715 as float32 constants, so its doubles are off by up to 6e-9 here
+    model = onnx_tanh_gelu(16, 64, torch.float64)
+    x = randn(16, 64, scale=4.0).double()
+    (outcome,) = checker.check(model, x, pipelines=[pipeline], reference=TanhGelu())
+    (result,) = outcome.comparison.results
+    assert outcome.verdict == "PASS" and result.rule == Rule.SCALED and result.total == 1024
+    assert (result.rtol, result.atol) == (1e-9, 1e-12)  # the float64 pair
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ PIPELINE = """\
 name = "t2l-tool"
 extends = "torch-to-linalg"
 tool = "torch-mlir-opt"
+remove = ["decompose-tanh-gelu"]  # a Python pass: the tool does not run it
 """
 
 

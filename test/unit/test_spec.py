@@ -715,7 +715,11 @@ def test_a_pipeline_file_that_cannot_be_read_is_reported(tmp_path):
     ("pipeline", "front", "stages"),
     [
         ("tosa-vectorized", "tosa", ["tosa-to-linalg"]),
-        ("onnx-linalg-vectorized", "onnx-linalg", ["onnx-to-torch", "onnx-to-linalg"]),
+        (
+            "onnx-linalg-vectorized",
+            "onnx-linalg",
+            ["onnx-to-torch", "decompose-tanh-gelu", "onnx-to-linalg"],
+        ),
     ],
 )
 def test_a_vectorized_front_end_runs_the_stages_of_its_own_pipeline(pipeline, front, stages):

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 
 from .base import Frontend
 
-# ONNX (torch.operator "onnx.*") to linalg-on-tensors: the first two stages of onnx-linalg.
+# ONNX (torch.operator "onnx.*") to linalg-on-tensors: the first three stages of onnx-linalg.
 _ONNX_TO_LINALG = (
-    "builtin.module(torch-onnx-to-torch-backend-pipeline,"
+    "builtin.module(torch-onnx-to-torch-backend-pipeline,mlirpipe-decompose-tanh-gelu,"
     "torch-backend-to-linalg-on-tensors-backend-pipeline)"
 )
 

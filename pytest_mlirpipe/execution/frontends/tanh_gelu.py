@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
+
+from ...lowering.passes.tanh_gelu import K_BETA, K_KAPPA
 
 # torch-mlir's lowering of `gelu(x, approximate="tanh")` to linalg (convert-torch-to-linalg)
 # multiplies by 0.7977240352174656 where torch multiplies by sqrt(2 / pi) = 0.7978845608...:
-# results are off by up to 5e-5 (GPT-2's MLP uses this GELU). Imported to torch, the op would
-# meet that lowering in a pipeline taking the torch dialect; to TOSA torch-mlir computes
-# sqrt(2 / pi) itself. So the op is decomposed here, as torch computes it
+# results are off by up to 5e-5 (GPT-2's MLP uses this GELU). An import to linalg runs that
+# lowering inside torch-mlir's importer, where no pipeline of ours can rewrite the op first
+# (pipelines taking the torch dialect do: mlirpipe-decompose-tanh-gelu); to TOSA torch-mlir
+# computes sqrt(2 / pi) itself. So the op is decomposed here, as torch computes it
 # (aten/src/ATen/native/cpu/Activation.cpp): kBeta = sqrt(2) * (2 / sqrt(pi)) / 2.
-K_BETA = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
-K_KAPPA = 0.044715
 
 
 def _gelu(x: Any, approximate: str = "none") -> Any:

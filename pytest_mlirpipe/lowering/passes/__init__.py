@@ -60,6 +60,7 @@ def _load_installed() -> None:
         scalar_loads,
         sink_transposes,
         tanh_approximation,
+        tanh_gelu,
         transform_script,
     )
 
