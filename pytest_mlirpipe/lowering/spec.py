@@ -511,6 +511,7 @@ def _check_pass_names(
     problems = []
     for name in sorted(raws):
         raw = raws[name]
+        problems += _inherited_in_process_stages(raw, resolved.get(name))
         engine = checker.engine_of(raw, resolved.get(name))
         if engine is None:
             continue
@@ -538,6 +539,35 @@ def _check_pass_names(
                             did_you_mean(el, known()) or hint,
                         )
                     )
+    return problems
+
+
+def _inherited_in_process_stages(raw: RawPipeline, pipe: Pipeline | None) -> list[Problem]:
+    """The stages a tool pipeline inherits that run the project's own Python passes
+    (`mlirpipe-*`), which only run in-process: the tool cannot run them."""
+    if pipe is None or pipe.tool is None or "extends" not in raw.data:
+        return []
+    own = {rs.checked.name for rs in raw.stages if rs.checked is not None}
+    loc = Locator(raw.path, raw.text)
+    problems = []
+    for stage in pipe.stages:
+        ours = [
+            el
+            for fragment in stage.passes
+            for el in _all_passes(fragment)
+            if el.startswith("mlirpipe-")
+        ]
+        if stage.name in own or not ours:
+            continue
+        problems.append(
+            Problem(
+                f"pipeline '{raw.name}' runs its stages with {pipe.tool.name}, which cannot run "
+                f"stage '{stage.name}' (from '{raw.data['extends']}'): {ours[0]} is a pass of "
+                "pytest-mlirpipe's own, run only in-process",
+                loc.key("extends"),
+                f'leave the stage out: remove = ["{stage.name}"]',
+            )
+        )
     return problems
 
 

@@ -128,6 +128,7 @@ def test_a_tool_named_without_a_path_is_found_in_the_tool_dirs_first(
     # The venv's PATH holds a Python wrapper of the same name; the tool dirs win over it.
     (tmp_path / "t.toml").write_text(
         '[pipeline]\nname = "t"\nextends = "torch-to-linalg"\ntool = "torch-mlir-opt"\n'
+        'remove = ["decompose-tanh-gelu"]\n'
     )
     monkeypatch.setenv(external.TOOL_DIRS_ENV, str(Path(native_opt).parent))
     tool = catalog(tmp_path).get("t").tool
@@ -157,6 +158,22 @@ passes = ["canonicalise", "one-shot-bufferize"]
         f"{tmp_path}/p.toml:10:28: error: unknown pass 'one-shot-bufferize' in stage 's' of "
         "pipeline 'p': torch-mlir-opt does not register it\n"
         f"  hint: `{native_opt} --help` lists the passes it registers"
+    )
+
+
+def test_an_inherited_stage_of_the_project_s_python_passes_is_refused_for_a_tool(
+    tmp_path, native_opt
+):
+    (tmp_path / "p.toml").write_text(
+        f'[pipeline]\nname = "p"\nextends = "torch-to-linalg"\ntool = "{native_opt}"\n'
+    )
+    with pytest.raises(PipelineSpecError) as info:
+        catalog(tmp_path)
+    assert info.value.format() == (
+        f"{tmp_path}/p.toml:3:1: error: pipeline 'p' runs its stages with torch-mlir-opt, which "
+        "cannot run stage 'decompose-tanh-gelu' (from 'torch-to-linalg'): "
+        "mlirpipe-decompose-tanh-gelu is a pass of pytest-mlirpipe's own, run only in-process\n"
+        '  hint: leave the stage out: remove = ["decompose-tanh-gelu"]'
     )
 
 
@@ -200,9 +217,11 @@ def test_a_missing_tool_is_reported_at_the_pipeline_file(tmp_path, monkeypatch):
     monkeypatch.setenv(external.TOOL_DIRS_ENV, str(tmp_path))
     (tmp_path / "m.toml").write_text(
         '[pipeline]\nname = "m"\nextends = "torch-to-linalg"\ntool = "nope-opt"\n'
+        'remove = ["decompose-tanh-gelu"]\n'
     )
     (tmp_path / "r.toml").write_text(
         '[pipeline]\nname = "r"\nextends = "torch-to-linalg"\ntool = "build/bin/nope-opt"\n'
+        'remove = ["decompose-tanh-gelu"]\n'
     )
     cat = catalog(tmp_path)  # a missing tool does not stop the other pipelines
     with pytest.raises(PipelineSpecError) as info:
