@@ -174,27 +174,22 @@ def test_a_process_with_threads_runs_its_files_itself(pytester: pytest.Pytester)
     )
 
 
-def test_stepwise_keeps_the_files_in_this_process(pytester: pytest.Pytester) -> None:
-    _files(pytester, a=FAILS, b=PASSES)
-    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2", "--sw")
-    result.assert_outcomes(failed=1)
+@pytest.mark.parametrize(
+    ("flag", "why", "files", "outcomes"),
+    [
+        ("--sw", "--sw needs the files in their order", {"a": FAILS, "b": PASSES}, {"failed": 1}),
+        # files that pass: a failure would start the debugger
+        ("--pdb", "--pdb needs this terminal", {"a": PASSES, "b": PASSES}, {"passed": 2}),
+    ],
+)
+def test_sw_and_pdb_keep_the_files_in_this_process(
+    pytester: pytest.Pytester, flag, why, files, outcomes
+) -> None:
+    _files(pytester, **files)
+    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2", flag)
+    result.assert_outcomes(**outcomes)
     result.stdout.fnmatch_lines(
-        [
-            "mlirpipe: --mlirpipe-jobs=2: --sw needs the files in their order; the files run "
-            "here, one at a time"
-        ]
-    )
-
-
-def test_pdb_keeps_the_files_in_this_process(pytester: pytest.Pytester) -> None:
-    _files(pytester, a=PASSES, b=PASSES)
-    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2", "--pdb")
-    result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(
-        [
-            "mlirpipe: --mlirpipe-jobs=2: --pdb needs this terminal; the files run here, "
-            "one at a time"
-        ]
+        [f"mlirpipe: --mlirpipe-jobs=2: {why}; the files run here, one at a time"]
     )
 
 
