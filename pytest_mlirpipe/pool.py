@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from .contain import signal_name
 from .items import MlirItem
 
 _STOP = -1
@@ -294,8 +295,6 @@ class _Pool:
 
     def _report(self, item: pytest.Item, message: dict[str, Any]) -> None:
         """A worker's file, to pytest's hooks here as if it had run here."""
-        ihook = item.ihook
-        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         for seen in message["warnings"]:
             self.config.hook.pytest_warning_recorded.call_historic(
                 kwargs={
@@ -305,14 +304,18 @@ class _Pool:
                     "location": None,
                 }
             )
-        for data in message["reports"]:
-            report = self.config.hook.pytest_report_from_serializable(config=self.config, data=data)
-            ihook.pytest_runtest_logreport(report=report)
-        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        hook = self.config.hook
+        _log(
+            item,
+            [
+                hook.pytest_report_from_serializable(config=self.config, data=data)
+                for data in message["reports"]
+            ],
+        )
 
     def _report_death(self, item: pytest.Item, status: int) -> None:
         if os.WIFSIGNALED(status):
-            how = f"was killed by signal {os.WTERMSIG(status)}"
+            how = f"was killed by {signal_name(os.WTERMSIG(status))}"
         else:
             how = f"exited with status {os.WEXITSTATUS(status)}"
         report = pytest.TestReport(
@@ -326,10 +329,16 @@ class _Pool:
             ),
             when="call",
         )
-        ihook = item.ihook
-        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        _log(item, [report])
+
+
+def _log(item: pytest.Item, reports: list) -> None:
+    """A file's reports through pytest's hooks here, between its start and its finish."""
+    ihook = item.ihook
+    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for report in reports:
         ihook.pytest_runtest_logreport(report=report)
-        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
 
 
 def _wait_or_kill(pids: list[int]) -> None:

@@ -148,45 +148,58 @@ def test_a_worker_that_dies_fails_its_file_and_the_run_goes_on(
     result.stdout.fnmatch_lines(
         [
             "*mlirpipe: the --mlirpipe-jobs process running dies.mlir::dies.mlir was killed "
-            "by signal 9",
+            "by SIGKILL (a kill)",
             "*hint: run the file alone, without --mlirpipe-jobs, to see where",
         ]
     )
 
 
-def test_a_process_with_threads_runs_its_files_itself(pytester: pytest.Pytester) -> None:
-    _files(pytester, a=PASSES, b=FAILS)
-    pytester.makeconftest(
-        "import threading\n"
-        "STOP = threading.Event()\n"
-        "def pytest_configure(config):\n"
-        "    threading.Thread(target=STOP.wait, daemon=True).start()\n"
-        "def pytest_unconfigure(config):\n"
-        "    STOP.set()\n"
-    )
-    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2")
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "mlirpipe: --mlirpipe-jobs=2: this process runs 2 Python threads (a fork copies "
-            "one); the files run here, one at a time"
-        ]
-    )
+# A conftest whose thread is alive when the files would be forked.
+THREAD = (
+    "import threading\n"
+    "STOP = threading.Event()\n"
+    "def pytest_configure(config):\n"
+    "    threading.Thread(target=STOP.wait, daemon=True).start()\n"
+    "def pytest_unconfigure(config):\n"
+    "    STOP.set()\n"
+)
 
 
 @pytest.mark.parametrize(
-    ("flag", "why", "files", "outcomes"),
+    ("flags", "conftest", "why", "files", "outcomes"),
     [
-        ("--sw", "--sw needs the files in their order", {"a": FAILS, "b": PASSES}, {"failed": 1}),
+        (
+            (),
+            THREAD,
+            "this process runs 2 Python threads (a fork copies one)",
+            {"a": PASSES, "b": FAILS},
+            {"passed": 1, "failed": 1},
+        ),
+        (
+            ("--sw",),
+            "",
+            "--sw needs the files in their order",
+            {"a": FAILS, "b": PASSES},
+            {"failed": 1},
+        ),
         # files that pass: a failure would start the debugger
-        ("--pdb", "--pdb needs this terminal", {"a": PASSES, "b": PASSES}, {"passed": 2}),
+        (
+            ("--pdb",),
+            "",
+            "--pdb needs this terminal",
+            {"a": PASSES, "b": PASSES},
+            {"passed": 2},
+        ),
     ],
+    ids=["threads", "sw", "pdb"],
 )
-def test_sw_and_pdb_keep_the_files_in_this_process(
-    pytester: pytest.Pytester, flag, why, files, outcomes
+def test_what_cannot_fork_or_needs_order_keeps_the_files_in_this_process(
+    pytester: pytest.Pytester, flags, conftest, why, files, outcomes
 ) -> None:
     _files(pytester, **files)
-    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2", flag)
+    if conftest:
+        pytester.makeconftest(conftest)
+    result = pytester.runpytest_subprocess("--mlirpipe-jobs=2", *flags)
     result.assert_outcomes(**outcomes)
     result.stdout.fnmatch_lines(
         [f"mlirpipe: --mlirpipe-jobs=2: {why}; the files run here, one at a time"]
