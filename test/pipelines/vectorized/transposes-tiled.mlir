@@ -3,8 +3,12 @@
 // of 6), each an iteration of an scf.forall (over batch, rows and the tiles of columns and
 // channels) whose result is the whole transpose: a result of the function stays the
 // allocation the caller's buffer replaces (an scf.for nest's result was copied into it). A
-// tile is still a transpose; the filter's (of rank 3) is left whole.
+// tile is still a transpose; the filter's (of rank 3) is left whole. After tile-and-vectorize
+// a tile of static shape is one transfer_read (the tile's columns gathered) and one
+// transfer_write of 8 x 8; a tile of dynamic shape (14 columns: tiles of 8 and 6) stays a
+// transpose, a loop nest to come.
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-transposes | filecheck %s --check-prefix=TILE
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after buffer-deallocation | filecheck %s --check-prefix=LOOPS
 
 // TILE-LABEL: func.func @tiled_transposes
@@ -14,6 +18,14 @@
 // TILE: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 8, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x8x14xf32>)
 // TILE: linalg.transpose ins(%{{.*}} : tensor<1x1x?x8xf32>) outs(%{{.*}} : tensor<1x8x1x?xf32>) permutation = [0, 3, 1, 2]
 // TILE-NOT: linalg.transpose
+
+// VEC-LABEL: func.func @tiled_transposes
+// VEC: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (10, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x10x16x16xf32>)
+// VEC-NOT: linalg.transpose
+// VEC: %[[T:.*]] = vector.transfer_read %arg0[{{.*}}]{{.*}}permutation_map = {{.*}} : tensor<1x16x10x16xf32>, vector<8x8xf32>
+// VEC-NEXT: vector.transfer_write %[[T]], {{.*}} : vector<8x8xf32>, tensor<1x1x8x8xf32>
+// VEC: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 8, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x8x14xf32>)
+// VEC: linalg.transpose ins(%{{.*}} : tensor<1x1x?x8xf32>) outs(%{{.*}} : tensor<1x8x1x?xf32>) permutation = [0, 3, 1, 2]
 
 // LOOPS-LABEL: func.func @tiled_transposes
 // LOOPS-NOT: memref.copy
