@@ -611,15 +611,13 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%row: !transform.any_op):
       transform.include @vectorize_row failures(suppress) (%row) : (!transform.any_op) -> ()
     }
-    // The tiles of the transposes around convolutions (tile-transposes made them): each of
-    // static shape one transfer_read (a column of the tile a gather) and one transfer_write
-    // per row; a partial tile at the edge of an image stays a loop nest.
+    // The tiles of the transposes around convolutions (tile-transposes made them) that
+    // mlirpipe-mark-elementwise left marked (static shapes, bytes or wider): one
+    // transfer_read (the tile's columns gathered) and one transfer_write each; a partial tile
+    // at the edge of an image, or one of i1, stays a loop nest.
     %transposes = transform.structured.match attributes{mlirpipe.transpose_tile} in %f
       : (!transform.any_op) -> !transform.any_op
-    transform.foreach %transposes : !transform.any_op {
-    ^bb0(%t: !transform.any_op):
-      transform.include @vectorize_static failures(suppress) (%t) : (!transform.any_op) -> ()
-    }
+    transform.structured.vectorize %transposes : !transform.any_op
     %fill = transform.structured.match attributes{mlirpipe.fill_tile} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %fill vector_sizes [8, 32]
@@ -636,12 +634,6 @@ module attributes {transform.with_named_sequence} {
     %hoisted = transform.apply_registered_pass "loop-invariant-subset-hoisting" to %f
       : (!transform.any_op) -> !transform.any_op
     transform.yield %hoisted : !transform.any_op
-  }
-
-  // `op` vectorized when its shapes are static; a silenceable failure otherwise.
-  transform.named_sequence @vectorize_static(%op: !transform.any_op {transform.consumed}) {
-    transform.structured.vectorize %op : !transform.any_op
-    transform.yield
   }
 
   // vector.contract -> outer products -> vector.fma, n-D transfers to 1-D ones, a

@@ -86,7 +86,7 @@ def conv_to_nhwc(options: dict[str, str]) -> PassBody:
 
 
 def _count(text: str, option: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise PipelineSpecError(
             Problem(
                 f"{PASS}: {option}={text!r} is not an integer of 0 or more",

@@ -12,6 +12,9 @@ ROW_REDUCTION_MARK = "mlirpipe.row_reduction"
 # An elementwise op computed in its convolution's blocks (the convolution marked CONV_MARK).
 EPILOGUE_MARK = "mlirpipe.epilogue"
 CONV_MARK = "mlirpipe.conv_epilogue"
+# A tile of a transpose around a convolution (the script's tile_transposes marks them all); the
+# script vectorizes those left marked.
+TRANSPOSE_TILE_MARK = "mlirpipe.transpose_tile"
 NHWC_CONVS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
 MAX_RANK = 4
 
@@ -26,7 +29,8 @@ MAX_RANK = 4
     f"a layer norm's mean) with {ROW_REDUCTION_MARK} = its rank; an elementwise op of rank 4 "
     "that reads, by the identity map, the result of an f32 NHWC convolution "
     f"(conv_2d_nhwc_hwcf, depthwise_conv_2d_nhwc_hwc) used nowhere else with {EPILOGUE_MARK} "
-    f"instead, and that convolution with {CONV_MARK}",
+    f"instead, and that convolution with {CONV_MARK}; and unmark each linalg.transpose marked "
+    f"{TRANSPOSE_TILE_MARK} that is not on such tensors (of dynamic shape, or of i1)",
 )
 def mark_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -41,6 +45,9 @@ def mark_elementwise(options: dict[str, str]) -> PassBody:
                 conv.attributes[CONV_MARK] = ir.UnitAttr.get()
             elif mark:
                 generic.attributes[mark] = ir.IntegerAttr.get(i64, len(_iterators(generic)))
+        for tile in [o for o in all_ops(op) if TRANSPOSE_TILE_MARK in o.attributes]:
+            if not _on_bytes_of_static_shapes(tile, ir):
+                del tile.attributes[TRANSPOSE_TILE_MARK]
 
     return run
 

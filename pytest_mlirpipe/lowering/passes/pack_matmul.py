@@ -60,7 +60,7 @@ def pack_matmul(options: dict[str, str]) -> PassBody:
 
 
 def _count(text: str, option: str, minimum: int) -> int:
-    if not text.isdigit() or int(text) < minimum:
+    if not (text.isascii() and text.isdigit()) or int(text) < minimum:
         what = "a positive integer" if minimum else "an integer of 0 or more"
         raise PipelineSpecError(
             Problem(

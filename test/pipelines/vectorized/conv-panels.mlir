@@ -10,10 +10,12 @@
 // RUN: mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-conv-to-nhwc{panels=4 panel-bytes=0})' | filecheck %s --check-prefix=SMALL
 // RUN: not mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-conv-to-nhwc{panels=two})' 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: not mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-conv-to-nhwc{panel-bytes=-1})' 2>&1 | filecheck %s --check-prefix=ERR-BYTES
+// RUN: not mlirpipe-opt %s --split-input-file --pass-pipeline 'builtin.module(mlirpipe-conv-to-nhwc{panels=²})' 2>&1 | filecheck %s --check-prefix=ERR-DIGIT
 
 // ERR: error: mlirpipe-conv-to-nhwc: panels='two' is not an integer of 0 or more
 // ERR-NEXT: hint: give the output channels of a filter panel (0: no panels) and the bytes a filter has at least to be cut, e.g. mlirpipe-conv-to-nhwc{panels=32 panel-bytes=1048576}
 // ERR-BYTES: error: mlirpipe-conv-to-nhwc: panel-bytes='-1' is not an integer of 0 or more
+// ERR-DIGIT: error: mlirpipe-conv-to-nhwc: panels='²' is not an integer of 0 or more
 
 // CHECK-LABEL: func.func @zero_fill
 // CHECK: %[[IMAGE:.*]] = linalg.transpose ins(%arg0 : tensor<1x2x6x6xf32>) outs(%{{.*}} : tensor<1x6x6x2xf32>) permutation = [0, 2, 3, 1]

@@ -36,15 +36,24 @@ class ConvBnRelu(nn.Module):
 @pytest.mark.parametrize(
     ("conv", "epilogue", "image", "filters"),
     [
-        # (in, out, kernel, stride, padding, bias); filters: convolutions with AVX2, AVX-512
-        ((128, 256, 3, 1, 1, True), False, (2, 7, 7), (16, 8)),  # 1.2 MB, a bias per panel
-        ((256, 128, 5, 2, 2, False), True, (1, 9, 9), (8, 4)),  # 3.3 MB, by 2, an epilogue
-        ((64, 512, 3, 1, 0, True), True, (1, 5, 5), (32, 16)),  # 1.2 MB, no padding
-        ((128, 96, 5, 1, 2, True), False, (1, 6, 6), (6, 3)),  # 1.2 MB, 96 = 3 panels of 32
-        ((64, 64, 3, 1, 1, True), False, (1, 6, 6), (1, 1)),  # 147 KB: one convolution
-        ((256, 136, 3, 1, 1, False), False, (1, 4, 4), (1, 1)),  # 136 % 16 != 0: one too
+        # (in, out, kernel, stride, padding, dilation, bias); filters: convolutions, AVX2 / AVX-512
+        ((128, 256, 3, 1, 1, 1, True), False, (2, 7, 7), (16, 8)),  # 1.2 MB, a bias per panel
+        ((256, 128, 5, 2, 2, 1, False), True, (1, 9, 9), (8, 4)),  # 3.3 MB, by 2, an epilogue
+        ((64, 512, 3, 1, 0, 1, True), True, (1, 5, 5), (32, 16)),  # 1.2 MB, no padding
+        ((128, 96, 5, 1, 2, 1, True), False, (1, 6, 6), (6, 3)),  # 1.2 MB, 96 = 3 panels of 32
+        ((128, 256, 3, 1, 2, 2, True), False, (1, 9, 9), (16, 8)),  # dilated by 2
+        ((64, 64, 3, 1, 1, 1, True), False, (1, 6, 6), (1, 1)),  # 147 KB: one convolution
+        ((256, 136, 3, 1, 1, 1, False), False, (1, 4, 4), (1, 1)),  # 136 % 16 != 0: one too
     ],
-    ids=["bias", "by-2-epilogue", "no-padding", "three-wide-panels", "small", "not-a-multiple"],
+    ids=[
+        "bias",
+        "by-2-epilogue",
+        "no-padding",
+        "three-wide-panels",
+        "dilated",
+        "small",
+        "not-a-multiple",
+    ],
 )
 @pytest.mark.parametrize("cpu", [NARROW, WIDE], ids=["avx2", "avx512f"])
 def test_convolutions_in_filter_panels_match_torch(
@@ -53,9 +62,10 @@ def test_convolutions_in_filter_panels_match_torch(
     from pytest_mlirpipe.execution.frontends import import_torch
 
     monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", cpu)
-    torch.manual_seed(len(filters) + conv[1])
-    c_in, c_out, kernel, stride, padding, bias = conv
-    model = ConvBnRelu(nn.Conv2d(c_in, c_out, kernel, stride, padding, bias=bias), epilogue)
+    torch.manual_seed(sum(conv[:5]))
+    c_in, c_out, kernel, stride, padding, dilation, bias = conv
+    conv2d = nn.Conv2d(c_in, c_out, kernel, stride, padding, dilation=dilation, bias=bias)
+    model = ConvBnRelu(conv2d, epilogue)
     model.eval()
     x = torch.randn(image[0], c_in, *image[1:])
 

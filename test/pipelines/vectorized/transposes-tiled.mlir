@@ -6,10 +6,11 @@
 // tile is still a transpose; the filter's (of rank 3) is left whole. After tile-and-vectorize
 // a tile of static shape is one transfer_read (the tile's columns gathered) and one
 // transfer_write of 8 x 8; a tile of dynamic shape (14 columns: tiles of 8 and 6) stays a
-// transpose, a loop nest to come.
-// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-transposes | filecheck %s --check-prefix=TILE
-// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
-// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after buffer-deallocation | filecheck %s --check-prefix=LOOPS
+// transpose, a loop nest to come, and so does a tile of i1 (a vector of i1 is stored as bits,
+// a tensor of i1 holds a byte per element: mlirpipe-mark-elementwise unmarks the tile).
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-transposes | filecheck %s --check-prefix=TILE
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after buffer-deallocation | filecheck %s --check-prefix=LOOPS
 
 // TILE-LABEL: func.func @tiled_transposes
 // TILE: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 10, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x10x16x16xf32>)
@@ -37,4 +38,20 @@ func.func @tiled_transposes(%image: tensor<1x16x10x16xf32>, %filter: tensor<16x3
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
     ins(%image, %filter : tensor<1x16x10x16xf32>, tensor<16x3x3xf32>) outs(%f : tensor<1x16x8x14xf32>) -> tensor<1x16x8x14xf32>
   return %r : tensor<1x16x8x14xf32>
+}
+
+// -----
+
+// TILE-LABEL: func.func @bool_transpose
+// TILE: linalg.transpose ins(%{{.*}} : tensor<1x8x1x8xi1>) outs(%{{.*}} : tensor<1x1x8x8xi1>) permutation = [0, 2, 3, 1]
+// LOOPS-LABEL: func.func @bool_transpose
+// VEC-LABEL: func.func @bool_transpose
+// VEC: scf.forall (%{{.*}}, %{{.*}}) in (8, 2)
+// VEC: linalg.transpose ins(%{{.*}} : tensor<1x8x1x8xi1>) outs(%{{.*}} : tensor<1x1x8x8xi1>) permutation = [0, 2, 3, 1]
+// VEC-NOT: vector<8x8xi1>
+// VEC: return
+func.func @bool_transpose(%a: tensor<1x16x8x8xi1>) -> tensor<1x8x8x16xi1> {
+  %e = tensor.empty() : tensor<1x8x8x16xi1>
+  %t = linalg.transpose ins(%a : tensor<1x16x8x8xi1>) outs(%e : tensor<1x8x8x16xi1>) permutation = [0, 2, 3, 1]
+  return %t : tensor<1x8x8x16xi1>
 }
