@@ -612,12 +612,15 @@ module attributes {transform.with_named_sequence} {
       transform.include @vectorize_row failures(suppress) (%row) : (!transform.any_op) -> ()
     }
     // The tiles of the transposes around convolutions (tile-transposes made them) that
-    // mlirpipe-mark-elementwise left marked (static shapes, bytes or wider): one
-    // transfer_read (the tile's columns gathered) and one transfer_write each; a partial tile
-    // at the edge of an image, or one of i1, stays a loop nest.
+    // mlirpipe-mark-elementwise marked (static shapes, bytes or wider): one transfer_read (the
+    // tile's columns gathered) and one transfer_write each; a partial tile at the edge of an
+    // image, or one of i1, stays a loop nest.
     %transposes = transform.structured.match attributes{mlirpipe.transpose_tile} in %f
       : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %transposes : !transform.any_op
+    transform.foreach %transposes : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.include @vectorize_tile failures(suppress) (%t) : (!transform.any_op) -> ()
+    }
     %fill = transform.structured.match attributes{mlirpipe.fill_tile} in %f
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %fill vector_sizes [8, 32]
@@ -634,6 +637,12 @@ module attributes {transform.with_named_sequence} {
     %hoisted = transform.apply_registered_pass "loop-invariant-subset-hoisting" to %f
       : (!transform.any_op) -> !transform.any_op
     transform.yield %hoisted : !transform.any_op
+  }
+
+  // One tile vectorized; a silenceable failure when the vectorizer refuses it.
+  transform.named_sequence @vectorize_tile(%op: !transform.any_op {transform.consumed}) {
+    transform.structured.vectorize %op : !transform.any_op
+    transform.yield
   }
 
   // vector.contract -> outer products -> vector.fma, n-D transfers to 1-D ones, a
@@ -668,7 +677,6 @@ module attributes {transform.with_named_sequence} {
       %tile, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8, 1, 8]
         {mlirpipe.sizes = [1, "transpose-tile", 1, "transpose-tile"]}
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.annotate %tile "mlirpipe.transpose_tile" : !transform.any_op
     }
     %to_nhwc = transform.structured.match ops{["linalg.transpose"]}
       attributes{permutation = array<i64: 0, 2, 3, 1>} in %root
@@ -678,7 +686,6 @@ module attributes {transform.with_named_sequence} {
       %tile, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 1, 8, 8]
         {mlirpipe.sizes = [1, 1, "transpose-tile", "transpose-tile"]}
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.annotate %tile "mlirpipe.transpose_tile" : !transform.any_op
     }
     transform.yield
   }

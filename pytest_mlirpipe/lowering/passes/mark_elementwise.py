@@ -12,9 +12,10 @@ ROW_REDUCTION_MARK = "mlirpipe.row_reduction"
 # An elementwise op computed in its convolution's blocks (the convolution marked CONV_MARK).
 EPILOGUE_MARK = "mlirpipe.epilogue"
 CONV_MARK = "mlirpipe.conv_epilogue"
-# A tile of a transpose around a convolution (the script's tile_transposes marks them all); the
-# script vectorizes those left marked.
+# A tile of a transpose between NCHW and NHWC (the script's tile_transposes made it, inside an
+# scf.forall), which the script vectorizes.
 TRANSPOSE_TILE_MARK = "mlirpipe.transpose_tile"
+NCHW_NHWC = ([0, 2, 3, 1], [0, 3, 1, 2])
 NHWC_CONVS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
 MAX_RANK = 4
 
@@ -29,8 +30,9 @@ MAX_RANK = 4
     f"a layer norm's mean) with {ROW_REDUCTION_MARK} = its rank; an elementwise op of rank 4 "
     "that reads, by the identity map, the result of an f32 NHWC convolution "
     f"(conv_2d_nhwc_hwcf, depthwise_conv_2d_nhwc_hwc) used nowhere else with {EPILOGUE_MARK} "
-    f"instead, and that convolution with {CONV_MARK}; and unmark each linalg.transpose marked "
-    f"{TRANSPOSE_TILE_MARK} that is not on such tensors (of dynamic shape, or of i1)",
+    f"instead, and that convolution with {CONV_MARK}; each linalg.transpose between NCHW and "
+    f"NHWC in an scf.forall (a tile of tile-transposes) on such tensors with "
+    f"{TRANSPOSE_TILE_MARK} (not one of dynamic shape, nor of i1)",
 )
 def mark_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -45,9 +47,9 @@ def mark_elementwise(options: dict[str, str]) -> PassBody:
                 conv.attributes[CONV_MARK] = ir.UnitAttr.get()
             elif mark:
                 generic.attributes[mark] = ir.IntegerAttr.get(i64, len(_iterators(generic)))
-        for tile in [o for o in all_ops(op) if TRANSPOSE_TILE_MARK in o.attributes]:
-            if not _on_bytes_of_static_shapes(tile, ir):
-                del tile.attributes[TRANSPOSE_TILE_MARK]
+        for tile in [o for o in all_ops(op) if o.name == "linalg.transpose"]:
+            if _transpose_tile(tile, ir):
+                tile.attributes[TRANSPOSE_TILE_MARK] = ir.UnitAttr.get()
 
     return run
 
@@ -73,6 +75,18 @@ def _mark(generic, ir) -> str | None:
     if len(iterators) >= 2 and last_reduced and len(generic.results) == 1:
         return ROW_REDUCTION_MARK
     return None
+
+
+def _transpose_tile(transpose, ir) -> bool:
+    """Whether `transpose` is a tile of tile-transposes the script can vectorize: between NCHW
+    and NHWC, directly in an scf.forall, on bytes or wider of static shapes."""
+    permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    parent = transpose.parent
+    return (
+        permutation in NCHW_NHWC
+        and getattr(parent, "name", None) == "scf.forall"
+        and _on_bytes_of_static_shapes(transpose, ir)
+    )
 
 
 def _on_bytes_of_static_shapes(generic, ir) -> bool:
