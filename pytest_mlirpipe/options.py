@@ -60,14 +60,14 @@ class Option:
 FILE_TEST_OPTIONS: tuple[Option, ...] = (
     Option(
         "pipelines",
-        "extra directory of pipelines/*.toml",
+        "extra directory of pipeline files (DIR/*.toml)",
         ini="paths",
         default=(),
         metavar="DIR",
         action="append",
-        ini_help="extra directories of pipelines/*.toml",
+        ini_help="extra directories of pipeline files (each DIR/*.toml)",
         cli="--pipelines-dir",
-        cli_help="also look for pipelines/*.toml in DIR (repeatable; also "
+        cli_help="also read the pipeline files DIR/*.toml (repeatable; also "
         "$MLIRPIPE_PIPELINES_PATH)",
     ),
     Option(

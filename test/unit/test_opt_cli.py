@@ -253,6 +253,8 @@ def test_help_prints_the_usage_and_exits_zero():
     assert "Exit status: 0 success, 1 the input or a pass failed, 2 bad arguments." in " ".join(
         out.split()
     )
+    # DIR itself holds the pipeline files (DIR/pipelines/*.toml is not read)
+    assert "also read the pipeline files DIR/*.toml" in " ".join(out.split())
 
 
 def test_pipeline_or_pass_pipeline_is_required(mm):
