@@ -266,10 +266,8 @@ def _ended_cleanly(run: subprocess.Popen) -> None:
     assert run.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "KeyboardInterrupt" in output, output
     assert "Traceback" not in output, output
-    left = subprocess.run(
-        ["ps", "-o", "pid=,pgid=,stat=,args=", "-s", str(run.pid)], capture_output=True, text=True
-    )
-    assert left.stdout == "", left.stdout
+    # A process a worker started may still be a zombie for a moment, until init reaps it.
+    _nothing_left(run.pid)
 
 
 def test_ctrl_c_ends_the_run_and_every_worker(pytester: pytest.Pytester) -> None:
