@@ -145,7 +145,7 @@ def _rewrite(conv, blobs: Blobs, ir, panels: int, panel_bytes: int) -> None:
 def _in_panels(name: str, weights, panels: int, panel_bytes: int, nchw: bool, fill) -> bool:
     """Whether a convolution is cut into panels: a constant filter of `panel_bytes` or more,
     output channels a multiple of `panels` and more than one panel, on NCHW images, its
-    initial result a zero fill or a bias (each panel gets its own)."""
+    initial result a fill or a bias (each panel gets its own)."""
     if not panels or weights is None or name != "conv_2d_nhwc_hwcf" or not nchw or fill is None:
         return False
     channels = weights.shape[3]
