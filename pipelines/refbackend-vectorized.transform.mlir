@@ -126,6 +126,12 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_elementwise_4d failures(propagate) (%op) : (!transform.any_op) -> ()
     }
+    %ew5 = transform.structured.match attributes{mlirpipe.elementwise = 5 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ew5 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @tile_elementwise_5d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
     // Reductions of the last dimension (marked likewise): rows, each split into lanes.
     %red2 = transform.structured.match attributes{mlirpipe.row_reduction = 2 : i64} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -354,6 +360,17 @@ module attributes {transform.with_named_sequence} {
     %row, %l:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 1, 64]
       {mlirpipe.sizes = [1, 1, 1, "elementwise-row"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+  // (rank 5: only transposes that keep their last dimension, as q, k and v split from one
+  // projection)
+  transform.named_sequence @tile_elementwise_5d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8]
+      {mlirpipe.sizes = [1, "elementwise-block"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %row, %l:5 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 1, 1, 64]
+      {mlirpipe.sizes = [1, 1, 1, 1, "elementwise-row"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
     transform.yield
   }
@@ -682,6 +699,35 @@ module attributes {transform.with_named_sequence} {
       attributes{permutation = array<i64: 0, 2, 3, 1>} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %to_nhwc : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %tile, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 1, 8, 8]
+        {mlirpipe.sizes = [1, 1, "transpose-tile", "transpose-tile"]}
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    }
+    // The transposes of the last two dimensions (an attention's keys for q @ k^T: each head's
+    // rows of 64 floats to columns) likewise.
+    %swap2 = transform.structured.match ops{["linalg.transpose"]}
+      attributes{permutation = array<i64: 1, 0>} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %swap2 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %tile, %forall = transform.structured.tile_using_forall %op tile_sizes [8, 8]
+        {mlirpipe.sizes = ["transpose-tile", "transpose-tile"]}
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    }
+    %swap3 = transform.structured.match ops{["linalg.transpose"]}
+      attributes{permutation = array<i64: 0, 2, 1>} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %swap3 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %tile, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 8, 8]
+        {mlirpipe.sizes = [1, "transpose-tile", "transpose-tile"]}
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    }
+    %swap4 = transform.structured.match ops{["linalg.transpose"]}
+      attributes{permutation = array<i64: 0, 1, 3, 2>} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %swap4 : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       %tile, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 1, 8, 8]
         {mlirpipe.sizes = [1, 1, "transpose-tile", "transpose-tile"]}

@@ -12,12 +12,17 @@ ROW_REDUCTION_MARK = "mlirpipe.row_reduction"
 # An elementwise op computed in its convolution's blocks (the convolution marked CONV_MARK).
 EPILOGUE_MARK = "mlirpipe.epilogue"
 CONV_MARK = "mlirpipe.conv_epilogue"
-# A tile of a transpose between NCHW and NHWC (the script's tile_transposes made it, inside an
-# scf.forall), which the script vectorizes.
+# A tile of a transpose between NCHW and NHWC, or of one that swaps the last two dimensions (the
+# script's tile_transposes made it, inside an scf.forall), which the script vectorizes.
 TRANSPOSE_TILE_MARK = "mlirpipe.transpose_tile"
-NCHW_NHWC = ([0, 2, 3, 1], [0, 3, 1, 2])
+TILED_PERMUTATIONS = ([0, 2, 3, 1], [0, 3, 1, 2], [1, 0], [0, 2, 1], [0, 1, 3, 2])
 NHWC_CONVS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
 MAX_RANK = 4
+# A linalg.transpose that keeps its last dimension (moves rows of it: heads split from or merged
+# into an attention's width, a batch swapped with a sequence) is tiled and vectorized as an
+# elementwise op of its rank, one contiguous vector a row; up to this rank (the split of a
+# projection into q, k and v has 5 dimensions).
+MAX_ROW_TRANSPOSE_RANK = 5
 
 
 @register(
@@ -31,8 +36,11 @@ MAX_RANK = 4
     "that reads, by the identity map, the result of an f32 NHWC convolution "
     f"(conv_2d_nhwc_hwcf, depthwise_conv_2d_nhwc_hwc) used nowhere else with {EPILOGUE_MARK} "
     f"instead, and that convolution with {CONV_MARK}; each linalg.transpose between NCHW and "
-    f"NHWC in an scf.forall (a tile of tile-transposes) on such tensors with "
-    f"{TRANSPOSE_TILE_MARK} (not one of dynamic shape, nor of i1)",
+    f"NHWC or of the last two dimensions in an scf.forall (a tile of tile-transposes) on such "
+    f"tensors with "
+    f"{TRANSPOSE_TILE_MARK} (not one of dynamic shape, nor of i1); each other linalg.transpose "
+    f"of rank 3 to {MAX_ROW_TRANSPOSE_RANK} that keeps its last dimension last, on such "
+    f"tensors, with {MARK} = its rank (its rows are contiguous on both sides)",
 )
 def mark_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -47,9 +55,12 @@ def mark_elementwise(options: dict[str, str]) -> PassBody:
                 conv.attributes[CONV_MARK] = ir.UnitAttr.get()
             elif mark:
                 generic.attributes[mark] = ir.IntegerAttr.get(i64, len(_iterators(generic)))
-        for tile in [o for o in all_ops(op) if o.name == "linalg.transpose"]:
-            if _transpose_tile(tile, ir):
-                tile.attributes[TRANSPOSE_TILE_MARK] = ir.UnitAttr.get()
+        for transpose in [o for o in all_ops(op) if o.name == "linalg.transpose"]:
+            if _transpose_tile(transpose, ir):
+                transpose.attributes[TRANSPOSE_TILE_MARK] = ir.UnitAttr.get()
+            elif _row_transpose(transpose, ir):
+                rank = len(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+                transpose.attributes[MARK] = ir.IntegerAttr.get(i64, rank)
 
     return run
 
@@ -79,12 +90,25 @@ def _mark(generic, ir) -> str | None:
 
 def _transpose_tile(transpose, ir) -> bool:
     """Whether `transpose` is a tile of tile-transposes the script can vectorize: between NCHW
-    and NHWC, directly in an scf.forall, on bytes or wider of static shapes."""
+    and NHWC or of the last two dimensions, directly in an scf.forall, on bytes or wider of
+    static shapes."""
     permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
     parent = transpose.parent
     return (
-        permutation in NCHW_NHWC
+        permutation in TILED_PERMUTATIONS
         and getattr(parent, "name", None) == "scf.forall"
+        and _on_bytes_of_static_shapes(transpose, ir)
+    )
+
+
+def _row_transpose(transpose, ir) -> bool:
+    """Whether `transpose` moves whole rows of its last dimension (which stays last), has rank
+    3 to MAX_ROW_TRANSPOSE_RANK and is on bytes or wider of static shapes: tiled into rows, each
+    a contiguous read and write."""
+    permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    return (
+        3 <= len(permutation) <= MAX_ROW_TRANSPOSE_RANK
+        and permutation[-1] == len(permutation) - 1
         and _on_bytes_of_static_shapes(transpose, ir)
     )
 

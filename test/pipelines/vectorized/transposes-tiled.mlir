@@ -8,6 +8,10 @@
 // transfer_write of 8 x 8; a tile of dynamic shape (14 columns: tiles of 8 and 6) stays a
 // transpose, a loop nest to come, and so does a tile of i1 (a vector of i1 is stored as bits,
 // a tensor of i1 holds a byte per element: mlirpipe-mark-elementwise unmarks the tile).
+// The transposes of the last two dimensions (an attention's keys) are cut and vectorized alike.
+// A transpose that keeps its last dimension last (heads split from a projection, rank 5) is
+// tiled and vectorized as an elementwise op: a row of 64 and one of 32 (96 = 64 + 32), each a
+// contiguous read and write; one of i1 is left as it is.
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-transposes | filecheck %s --check-prefix=TILE
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after buffer-deallocation | filecheck %s --check-prefix=LOOPS
@@ -54,4 +58,69 @@ func.func @bool_transpose(%a: tensor<1x16x8x8xi1>) -> tensor<1x8x8x16xi1> {
   %e = tensor.empty() : tensor<1x8x8x16xi1>
   %t = linalg.transpose ins(%a : tensor<1x16x8x8xi1>) outs(%e : tensor<1x8x8x16xi1>) permutation = [0, 2, 3, 1]
   return %t : tensor<1x8x8x16xi1>
+}
+
+// -----
+
+// TILE-LABEL: func.func @keys
+// TILE: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (2, 3, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x3x16x16xf32>)
+// TILE: linalg.transpose ins(%{{.*}} : tensor<1x1x8x8xf32>) outs(%{{.*}} : tensor<1x1x8x8xf32>) permutation = [0, 1, 3, 2]
+// VEC-LABEL: func.func @keys
+// VEC-NOT: linalg.transpose
+// VEC: %[[T:.*]] = vector.transfer_read %arg0[{{.*}}]{{.*}}permutation_map = {{.*}} : tensor<2x3x16x16xf32>, vector<8x8xf32>
+// VEC-NEXT: vector.transfer_write %[[T]], {{.*}} : vector<8x8xf32>, tensor<1x1x8x8xf32>
+// VEC: return
+// LOOPS-LABEL: func.func @keys
+func.func @keys(%k: tensor<2x3x16x16xf32>) -> tensor<2x3x16x16xf32> {
+  %e = tensor.empty() : tensor<2x3x16x16xf32>
+  %t = linalg.transpose ins(%k : tensor<2x3x16x16xf32>) outs(%e : tensor<2x3x16x16xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<2x3x16x16xf32>
+}
+
+// -----
+
+// TILE-LABEL: func.func @matrix
+// TILE: scf.forall (%{{.*}}, %{{.*}}) in (3, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<24x16xf32>)
+// VEC-LABEL: func.func @matrix
+// VEC: vector.transfer_read %arg0[{{.*}}]{{.*}}permutation_map = {{.*}} : tensor<16x24xf32>, vector<8x8xf32>
+// VEC-NOT: linalg.transpose
+// VEC: return
+// LOOPS-LABEL: func.func @matrix
+func.func @matrix(%k: tensor<16x24xf32>) -> tensor<24x16xf32> {
+  %e = tensor.empty() : tensor<24x16xf32>
+  %t = linalg.transpose ins(%k : tensor<16x24xf32>) outs(%e : tensor<24x16xf32>) permutation = [1, 0]
+  return %t : tensor<24x16xf32>
+}
+
+// -----
+
+// TILE-LABEL: func.func @split_heads
+// TILE: linalg.transpose ins(%{{.*}} : tensor<1x4x2x3x96xf32>) outs(%{{.*}} : tensor<3x4x2x1x96xf32>) permutation = [3, 1, 2, 0, 4]
+// VEC-LABEL: func.func @split_heads
+// VEC-NOT: linalg.transpose
+// VEC: %[[R:.*]] = vector.transfer_read %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %c0], %{{.*}} {in_bounds = [true]} : tensor<1x4x2x3x96xf32>, vector<64xf32>
+// VEC-NEXT: vector.transfer_write %[[R]], %{{.*}} : vector<64xf32>, tensor<1x1x1x1x64xf32>
+// VEC: %[[R2:.*]] = vector.transfer_read %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %c64], %{{.*}} {in_bounds = [true]} : tensor<1x4x2x3x96xf32>, vector<32xf32>
+// VEC-NEXT: vector.transfer_write %[[R2]], %{{.*}} : vector<32xf32>, tensor<1x1x1x1x32xf32>
+// VEC: return
+// LOOPS-LABEL: func.func @split_heads
+func.func @split_heads(%a: tensor<1x4x2x3x96xf32>) -> tensor<3x4x2x1x96xf32> {
+  %e = tensor.empty() : tensor<3x4x2x1x96xf32>
+  %t = linalg.transpose ins(%a : tensor<1x4x2x3x96xf32>) outs(%e : tensor<3x4x2x1x96xf32>) permutation = [3, 1, 2, 0, 4]
+  return %t : tensor<3x4x2x1x96xf32>
+}
+
+// -----
+
+// VEC-LABEL: func.func @bool_rows
+// VEC-NOT: vector<
+// VEC: linalg.transpose ins(%{{.*}} : tensor<4x3x16xi1>) outs(%{{.*}} : tensor<3x4x16xi1>) permutation = [1, 0, 2]
+// VEC-NOT: vector<
+// VEC: return
+// TILE-LABEL: func.func @bool_rows
+// LOOPS-LABEL: func.func @bool_rows
+func.func @bool_rows(%a: tensor<4x3x16xi1>) -> tensor<3x4x16xi1> {
+  %e = tensor.empty() : tensor<3x4x16xi1>
+  %t = linalg.transpose ins(%a : tensor<4x3x16xi1>) outs(%e : tensor<3x4x16xi1>) permutation = [1, 0, 2]
+  return %t : tensor<3x4x16xi1>
 }
