@@ -14,6 +14,10 @@ which then stay loops; this pass fuses only what keeps each op vectorizable as i
 producer whose loops are all parallel, whose one result is written by the identity map, whose
 body has only `arith`/`math` ops (and `linalg.index`) and does not read its output's element,
 into a consumer that reads it by the identity map too.
+
+An input that is a splat constant (torch-mlir's `where(mask, 0.0, x)` in a softmax, a
+`masked_fill`: a whole tensor of one value) is read as that scalar, a constant in the body: the
+tensor (6 MB for an attention's scores at batch 8) is no longer read element by element.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ PASS = "mlirpipe-fuse-elementwise"
     "body of the one linalg.generic using that result, when that op reads it by the identity "
     "map over the same number of loops (a producer of one op and no math function, in each of "
     "several such users): a chain of elementwise ops (a batch norm and a ReLU) becomes one op, "
-    "one pass over memory instead of one per op",
+    "one pass over memory instead of one per op; then each input of a linalg.generic that is a "
+    "splat constant (a tensor of one value) is dropped, its element a scalar constant in the "
+    "body",
 )
 def fuse_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -48,8 +54,71 @@ def fuse_elementwise(options: dict[str, str]) -> PassBody:
             for consumer in [o for o in all_ops(op) if o.name == "linalg.generic"]:
                 while (new := _fuse_one_producer(consumer, ir)) is not None:
                     consumer, fused = new, True
+        for generic in [o for o in all_ops(op) if o.name == "linalg.generic"]:
+            with generic.location:
+                _read_splats_as_scalars(generic, ir)
 
     return run
+
+
+def _splat_value(value, ir):
+    """The attribute of the one element of `value` when it is a splat constant tensor of ints
+    (booleans too) or floats; None otherwise."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView | ir.Operation) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    if not isinstance(attr, ir.DenseElementsAttr) or not ir.DenseElementsAttr(attr).is_splat:
+        return None
+    element = ir.DenseElementsAttr(attr).get_splat_value()
+    if isinstance(element, ir.BoolAttr):  # (a tensor of i1's: arith.constant takes an i1)
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(1), int(ir.BoolAttr(element).value))
+    return element if isinstance(element, ir.FloatAttr | ir.IntegerAttr) else None
+
+
+def _read_splats_as_scalars(generic, ir) -> None:
+    """Replace `generic` by one without its splat constant inputs, each read as a scalar
+    constant in the body; left as it is when it has none, or when dropping them would leave a
+    loop without an operand bounding it. (Under `generic`'s location.)"""
+    from torch_mlir.dialects import arith, linalg
+
+    view = generic.opview
+    inputs, outputs = list(view.inputs), list(view.outputs)
+    splats = {k: a for k, v in enumerate(inputs) if (a := _splat_value(v, ir)) is not None}
+    if not splats:
+        return
+    maps = _maps(generic, ir)
+    kept = [k for k in range(len(inputs)) if k not in splats]
+    new_maps = [maps[k] for k in kept] + maps[len(inputs) :]
+    if not bounds_every_loop(new_maps, ir):
+        return
+    with ir.InsertionPoint(generic):
+        new = linalg.GenericOp(
+            [r.type for r in generic.results],
+            [inputs[k] for k in kept],
+            outputs,
+            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
+            generic.attributes["iterator_types"],
+        )
+    for name in generic.attributes:
+        if "." in name:  # discardable ones, as mlirpipe.* marks
+            new.attributes[name] = generic.attributes[name]
+    old_block = generic.regions[0].blocks[0]
+    old_args = list(old_block.arguments)
+    arguments = [old_args[k] for k in kept] + old_args[len(inputs) :]
+    block = new.regions[0].blocks.append(*[a.type for a in arguments])
+    for old, arg in zip(arguments, block.arguments, strict=True):
+        old.replace_all_uses_with(arg)
+    at_end = ir.InsertionPoint(block)
+    for k, element in splats.items():
+        scalar = arith.ConstantOp(old_args[k].type, element, ip=at_end)
+        old_args[k].replace_all_uses_with(scalar.result)
+    for o in list(old_block.operations):
+        o.detach_from_parent()
+        at_end.insert(o)
+    for old, result in zip(generic.results, new.results, strict=True):
+        old.replace_all_uses_with(result)
+    generic.erase()
 
 
 def _fuse_one_producer(consumer, ir):

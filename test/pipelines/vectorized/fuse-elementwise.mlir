@@ -5,6 +5,10 @@
 // A layer norm's squares are computed inside the sum that reads them. Left as they are: a
 // producer read by two ops, one whose body has a side effect (torch-mlir's cf.assert of a
 // non-zero divisor), one read through a transposing map, and one that reads its output's element.
+// A splat constant input (torch-mlir's `where(mask, 0.5, x)`) is read as a scalar constant in
+// the body, the tensor no longer an operand (and not read element by element); a splat of
+// booleans too, after which the op has no tensor of i1 left and is vectorized; not when it is
+// the only operand that bounds a loop (a sum over the rows of a splat).
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after fuse-elementwise | filecheck %s --check-prefix=FUSE
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 
@@ -255,4 +259,77 @@ func.func @broadcast_summed(%v: tensor<8xf32>) -> tensor<8xf32> {
     linalg.yield %s : f32
   } -> tensor<8xf32>
   return %sum : tensor<8xf32>
+}
+
+// -----
+
+// FUSE-LABEL: func.func @splat_select
+// FUSE: linalg.generic {{.*}} ins(%arg0 : tensor<4x100xf32>) outs(%{{.*}} : tensor<4x100xf32>)
+// FUSE-NEXT: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// FUSE-NEXT: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// FUSE: arith.select %{{.*}}, %[[X]], %[[HALF]] : f32
+// FUSE-NOT: dense<5.000000e-01>
+// FUSE: return
+// VEC-LABEL: func.func @splat_select
+// VEC: arith.select {{.*}} : vector<64xi1>, vector<64xf32>
+// VEC: return
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @splat_select(%x: tensor<4x100xf32>) -> tensor<4x100xf32> {
+  %half = arith.constant dense<0.5> : tensor<4x100xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x100xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %half : tensor<4x100xf32>, tensor<4x100xf32>) outs(%e : tensor<4x100xf32>) {
+  ^bb0(%a: f32, %h: f32, %o: f32):
+    %gt = arith.cmpf ogt, %a, %zero : f32
+    %s = arith.select %gt, %a, %h : f32
+    linalg.yield %s : f32
+  } -> tensor<4x100xf32>
+  return %r : tensor<4x100xf32>
+}
+
+// -----
+
+// FUSE-LABEL: func.func @splat_of_true
+// FUSE: linalg.generic {{.*}} ins(%arg0 : tensor<4x100xf32>) outs(%{{.*}} : tensor<4x100xf32>)
+// FUSE-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32):
+// FUSE-NEXT: %[[TRUE:.*]] = arith.constant true
+// FUSE: arith.andi %{{.*}}, %[[TRUE]] : i1
+// VEC-LABEL: func.func @splat_of_true
+// VEC-NOT: linalg.generic
+// VEC: arith.select {{.*}} : vector<64xi1>, vector<64xf32>
+// VEC: return
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @splat_of_true(%x: tensor<4x100xf32>) -> tensor<4x100xf32> {
+  %true = arith.constant dense<true> : tensor<4x100xi1>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x100xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %true : tensor<4x100xf32>, tensor<4x100xi1>) outs(%e : tensor<4x100xf32>) {
+  ^bb0(%a: f32, %t: i1, %o: f32):
+    %gt = arith.cmpf ogt, %a, %zero : f32
+    %both = arith.andi %gt, %t : i1
+    %neg = arith.negf %a : f32
+    %s = arith.select %both, %a, %neg : f32
+    linalg.yield %s : f32
+  } -> tensor<4x100xf32>
+  return %r : tensor<4x100xf32>
+}
+
+// -----
+
+// FUSE-LABEL: func.func @sum_of_splat
+// FUSE: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : tensor<4x8xf32>
+// FUSE: linalg.generic {{.*}} ins(%[[ONES]] : tensor<4x8xf32>)
+#rows = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @sum_of_splat(%init: tensor<4xf32>) -> tensor<4xf32> {
+  %ones = arith.constant dense<1.0> : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%ones : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }
