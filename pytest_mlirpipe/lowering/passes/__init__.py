@@ -50,6 +50,7 @@ def _load_installed() -> None:
         empty_contractions,
         erf_approximation,
         exp_approximation,
+        fill_borders,
         forbid_ops,
         log_approximation,
         mark_elementwise,
