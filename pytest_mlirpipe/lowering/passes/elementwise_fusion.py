@@ -80,10 +80,9 @@ def _read_splats_as_scalars(generic, ir) -> None:
     """Replace `generic` by one without its splat constant inputs, each read as a scalar
     constant in the body; left as it is when it has none, or when dropping them would leave a
     loop without an operand bounding it. (Under `generic`'s location.)"""
-    from torch_mlir.dialects import arith, linalg
+    from torch_mlir.dialects import arith
 
-    view = generic.opview
-    inputs, outputs = list(view.inputs), list(view.outputs)
+    inputs = list(generic.opview.inputs)
     splats = {k: a for k, v in enumerate(inputs) if (a := _splat_value(v, ir)) is not None}
     if not splats:
         return
@@ -92,33 +91,13 @@ def _read_splats_as_scalars(generic, ir) -> None:
     new_maps = [maps[k] for k in kept] + maps[len(inputs) :]
     if not bounds_every_loop(new_maps, ir):
         return
-    with ir.InsertionPoint(generic):
-        new = linalg.GenericOp(
-            [r.type for r in generic.results],
-            [inputs[k] for k in kept],
-            outputs,
-            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
-            generic.attributes["iterator_types"],
-        )
-    for name in generic.attributes:
-        if "." in name:  # discardable ones, as mlirpipe.* marks
-            new.attributes[name] = generic.attributes[name]
-    old_block = generic.regions[0].blocks[0]
-    old_args = list(old_block.arguments)
+    old_args = list(generic.regions[0].blocks[0].arguments)
     arguments = [old_args[k] for k in kept] + old_args[len(inputs) :]
-    block = new.regions[0].blocks.append(*[a.type for a in arguments])
-    for old, arg in zip(arguments, block.arguments, strict=True):
-        old.replace_all_uses_with(arg)
-    at_end = ir.InsertionPoint(block)
+    new, at_end = _generic_like(generic, [inputs[k] for k in kept], new_maps, arguments, ir)
     for k, element in splats.items():
         scalar = arith.ConstantOp(old_args[k].type, element, ip=at_end)
         old_args[k].replace_all_uses_with(scalar.result)
-    for o in list(old_block.operations):
-        o.detach_from_parent()
-        at_end.insert(o)
-    for old, result in zip(generic.results, new.results, strict=True):
-        old.replace_all_uses_with(result)
-    generic.erase()
+    _replace_by(generic, new, at_end)
 
 
 def _fuse_one_producer(consumer, ir):
@@ -185,8 +164,6 @@ def _fuse(producer, consumer, ir):
     """Replace `consumer` by one generic that computes `producer`'s element where it read
     its result, and erase `consumer` (and `producer` unless another op reads it, in which
     case a copy of it is fused); the new generic."""
-    from torch_mlir.dialects import linalg
-
     value = producer.results[0]
     if any(use.owner.operation != consumer for use in value.uses):
         producer = producer.clone(ip=ir.InsertionPoint(consumer))
@@ -195,7 +172,7 @@ def _fuse(producer, consumer, ir):
                 consumer.operands[k] = producer.results[0]
         value = producer.results[0]
     c_view = consumer.opview
-    c_inputs, c_outputs = list(c_view.inputs), list(c_view.outputs)
+    c_inputs = list(c_view.inputs)
     p_inputs = list(producer.opview.inputs)
     c_maps, p_maps = _maps(consumer, ir), _maps(producer, ir)
     p_block = producer.regions[0].blocks[0]
@@ -214,21 +191,7 @@ def _fuse(producer, consumer, ir):
             arguments.append(c_args[k])
     maps += c_maps[len(c_inputs) :]
     arguments += c_args[len(c_inputs) :]
-    with ir.InsertionPoint(consumer):
-        new = linalg.GenericOp(
-            [r.type for r in consumer.results],
-            inputs,
-            c_outputs,
-            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-            consumer.attributes["iterator_types"],
-        )
-    for name in consumer.attributes:
-        if "." in name:  # discardable ones, as mlirpipe.* marks
-            new.attributes[name] = consumer.attributes[name]
-    block = new.regions[0].blocks.append(*[a.type for a in arguments])
-    for old, arg in zip(arguments, block.arguments, strict=True):
-        old.replace_all_uses_with(arg)
-    at_end = ir.InsertionPoint(block)
+    new, at_end = _generic_like(consumer, inputs, maps, arguments, ir)
     p_body = list(p_block.operations)
     for o in p_body[:-1]:
         o.detach_from_parent()
@@ -236,11 +199,41 @@ def _fuse(producer, consumer, ir):
     element = p_body[-1].operands[0]
     for k in reads:
         c_args[k].replace_all_uses_with(element)
-    for o in list(c_block.operations):
-        o.detach_from_parent()
-        at_end.insert(o)
-    for old, result in zip(consumer.results, new.results, strict=True):
-        old.replace_all_uses_with(result)
-    consumer.erase()
+    _replace_by(consumer, new, at_end)
     producer.erase()
     return new.operation
+
+
+def _generic_like(op, inputs, maps, arguments, ir):
+    """A linalg.generic before `op` with its outputs, loops, result types and discardable
+    attributes (mlirpipe.* marks), reading `inputs` through `maps` (the outputs' maps last), the
+    arguments of its block in place of `arguments` (block arguments of other ops); the op and an
+    insertion point at the end of its block."""
+    from torch_mlir.dialects import linalg
+
+    with ir.InsertionPoint(op):
+        new = linalg.GenericOp(
+            [r.type for r in op.results],
+            inputs,
+            list(op.opview.outputs),
+            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+            op.attributes["iterator_types"],
+        )
+    for name in op.attributes:
+        if "." in name:
+            new.attributes[name] = op.attributes[name]
+    block = new.regions[0].blocks.append(*[a.type for a in arguments])
+    for old, arg in zip(arguments, block.arguments, strict=True):
+        old.replace_all_uses_with(arg)
+    return new, ir.InsertionPoint(block)
+
+
+def _replace_by(op, new, at_end) -> None:
+    """Move the body of `op` (a linalg.generic) to `at_end` in `new`'s, use `new`'s results in
+    place of `op`'s and erase `op`."""
+    for o in list(op.regions[0].blocks[0].operations):
+        o.detach_from_parent()
+        at_end.insert(o)
+    for old, result in zip(op.results, new.results, strict=True):
+        old.replace_all_uses_with(result)
+    op.erase()
