@@ -9,13 +9,10 @@ from __future__ import annotations
 import pytest
 
 from pytest_mlirpipe import ExecutionVerdict
-from pytest_mlirpipe.execution.check import ModelChecker
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
 F = torch.nn.functional
-
-PIPELINE = "refbackend-vectorized"
 
 
 class Depthwise(nn.Module):
@@ -78,9 +75,5 @@ class PoolPadded(nn.Module):
     ids=["depthwise", "epilogue-into-padding", "asymmetric", "max-pool"],
 )
 @pytest.mark.parametrize("cpu", ["avx2,fma", "avx2,fma,avx512f"], ids=["avx2", "avx512f"])
-def test_fill_borders_match_torch(model, shape, cpu, tmp_path, monkeypatch):
-    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", cpu)
-    x = torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
-    checker = ModelChecker(cache_dir=None, mode="jit", work_dir=tmp_path)
-    (outcome,) = checker.check(model(), x, pipelines=[PIPELINE])
-    assert outcome.verdict is ExecutionVerdict.PASS
+def test_fill_borders_match_torch(model, shape, cpu, verdict_on_cpu):
+    assert verdict_on_cpu(model(), shape, cpu) is ExecutionVerdict.PASS

@@ -11,12 +11,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_mlirpipe import ExecutionVerdict
-from pytest_mlirpipe.execution.check import ModelChecker
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
-
-PIPELINE = "refbackend-vectorized"
 
 
 class ToNhwcAndBack(nn.Module):
@@ -90,9 +87,5 @@ class BoolRows(nn.Module):
     ],
 )
 @pytest.mark.parametrize("cpu", ["avx2,fma", "avx2,fma,avx512f"], ids=["avx2", "avx512f"])
-def test_transpose_tiles_match_torch(model, shape, cpu, tmp_path, monkeypatch):
-    monkeypatch.setenv("MLIRPIPE_CPU_FEATURES", cpu)
-    x = torch.randn(*shape, generator=torch.Generator().manual_seed(sum(shape)))
-    checker = ModelChecker(cache_dir=None, mode="jit", work_dir=tmp_path)
-    (outcome,) = checker.check(model(), x, pipelines=[PIPELINE])
-    assert outcome.verdict is ExecutionVerdict.PASS
+def test_transpose_tiles_match_torch(model, shape, cpu, verdict_on_cpu):
+    assert verdict_on_cpu(model(), shape, cpu) is ExecutionVerdict.PASS
