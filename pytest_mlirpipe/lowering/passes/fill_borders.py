@@ -24,10 +24,12 @@ PLACE = ("static_offsets", "static_sizes", "static_strides")
     PASS,
     "Replace each linalg.fill of a tensor.empty of static shape whose result is used only by "
     "one tensor.extract_slice of its interior (static, unit strides) that is the only init of "
-    "an op writing every element of it without reading it (a linalg.transpose, or a "
-    "linalg.generic whose loops are all parallel and whose body does not read its output), and "
-    "by the tensor.insert_slice of that op's result at the same place, by fills of the slabs "
-    "around the interior: a padding's zeros written once, not under the image too",
+    "an op writing every element of it without reading it (a linalg.transpose, a linalg.fill, "
+    "or a linalg.generic whose loops are all parallel and whose body does not read its "
+    "output), and by the tensor.insert_slice at the same place of that op's result (or of a "
+    "chain of linalg ops each writing into the one before's result and its only user, as a "
+    "pooling into its -inf fill), by fills of the slabs around the interior: a padding's zeros "
+    "written once, not under the image too",
 )
 def fill_borders(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -63,27 +65,42 @@ def _overwritten_interior(fill, ir) -> tuple[list[int], list[int]] | None:
     extract, insert = extracts[0], inserts[0]
     if len(extract.operands) != 1 or len(insert.operands) != 2 or insert.operands[1] != result:
         return None  # (dynamic offsets, sizes or strides)
-    place = [_static(extract, n, ir) for n in ("static_offsets", "static_sizes", "static_strides")]
-    if place != [
-        _static(insert, n, ir) for n in ("static_offsets", "static_sizes", "static_strides")
-    ]:
+    place = [_static(extract, n, ir) for n in PLACE]
+    if place != [_static(insert, n, ir) for n in PLACE]:
         return None
     offsets, sizes, strides = place
     if any(s != 1 for s in strides) or len(sizes) != kind.rank:
         return None  # (a rank-reducing slice)
-    interior = extract.results[0]
-    writer = insert.operands[0].owner
-    if not isinstance(writer, ir.OpView | ir.Operation) or len(writer.results) != 1:
-        return None
-    writer = writer.operation
-    if [use.owner for use in interior.uses] != [writer] or not _writes_all(writer, interior, ir):
-        return None
-    return offsets, sizes
+    return (offsets, sizes) if _overwritten(extract.results[0], insert.operands[0], ir) else None
+
+
+def _overwritten(interior, result, ir) -> bool:
+    """Whether `result` is made from `interior` by a chain of ops, each the only user of the one
+    init it writes (the previous one's result), the first of which writes every element of
+    `interior` without reading it (a max pooling's -inf fill, then the pooling reading it)."""
+    value = result
+    while True:
+        owner = value.owner
+        if not isinstance(owner, ir.OpView | ir.Operation) or len(owner.results) != 1:
+            return False
+        op = owner.operation
+        if not op.name.startswith("linalg.") or op.name in ("linalg.pack", "linalg.unpack"):
+            return False
+        init = op.operands[len(op.operands) - 1]  # (a structured op's one output: its last)
+        if init.type != op.results[0].type:
+            return False
+        if [use.owner for use in init.uses] != [op]:
+            return False
+        if init == interior:
+            return _writes_all(op, init, ir)
+        value = init
 
 
 def _writes_all(op, init, ir) -> bool:
     """Whether `op`'s one init is `init` and `op` writes every element of it, reading none."""
     if op.name == "linalg.transpose":
+        return op.operands[1] == init
+    if op.name == "linalg.fill":
         return op.operands[1] == init
     if op.name != "linalg.generic":
         return False

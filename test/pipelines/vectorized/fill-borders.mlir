@@ -1,7 +1,9 @@
 // fill-borders: a padding's fill whose interior one op writes whole (here a transpose of an
 // image to NHWC, and an elementwise op) becomes fills of the slabs around that interior only:
 // along H the rows before and after it (whole along W and C), along W the columns before and
-// after it within the interior's rows; an asymmetric padding gets only the slabs it has. Left
+// after it within the interior's rows; an asymmetric padding gets only the slabs it has; a
+// max pooling written into the interior from its own fill of -inf (a chain of ops, the first
+// writing the whole interior) counts as a writer of all of it. Left
 // as they are: a fill whose interior is written by an op that reads it (an accumulation), and a
 // fill with another user. No copy is left after bufferization.
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after fill-borders | filecheck %s --check-prefix=FILL
@@ -65,6 +67,31 @@ func.func @asymmetric(%x: tensor<1x5x3x8xf32>) -> tensor<1x6x6x8xf32> {
     linalg.yield %m : f32
   } -> tensor<1x5x3x8xf32>
   %r = tensor.insert_slice %relu into %f[0, 1, 2, 0] [1, 5, 3, 8] [1, 1, 1, 1] : tensor<1x5x3x8xf32> into tensor<1x6x6x8xf32>
+  return %r : tensor<1x6x6x8xf32>
+}
+
+// -----
+
+// FILL-LABEL: func.func @pool_into_padding
+// FILL-NOT: outs(%{{.*}} : tensor<1x6x6x8xf32>)
+// FILL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x6x8xf32>)
+// FILL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x6x8xf32>)
+// FILL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x1x8xf32>)
+// FILL: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x1x8xf32>)
+// FILL: %[[IN:.*]] = tensor.extract_slice %{{.*}}[0, 1, 1, 0] [1, 4, 4, 8] [1, 1, 1, 1]
+// FILL: %[[LOW:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[IN]] : tensor<1x4x4x8xf32>)
+// FILL: linalg.pooling_nhwc_max {{.*}} outs(%[[LOW]] : tensor<1x4x4x8xf32>)
+func.func @pool_into_padding(%image: tensor<1x9x9x8xf32>) -> tensor<1x6x6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x6x6x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+  %in = tensor.extract_slice %f[0, 1, 1, 0] [1, 4, 4, 8] [1, 1, 1, 1] : tensor<1x6x6x8xf32> to tensor<1x4x4x8xf32>
+  %low = linalg.fill ins(%ninf : f32) outs(%in : tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  %p = linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%image, %window : tensor<1x9x9x8xf32>, tensor<3x3xf32>) outs(%low : tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %r = tensor.insert_slice %p into %f[0, 1, 1, 0] [1, 4, 4, 8] [1, 1, 1, 1] : tensor<1x4x4x8xf32> into tensor<1x6x6x8xf32>
   return %r : tensor<1x6x6x8xf32>
 }
 
