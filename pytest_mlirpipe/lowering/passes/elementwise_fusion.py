@@ -67,6 +67,11 @@ def _splat_value(value, ir):
     owner = value.owner
     if not isinstance(owner, ir.OpView | ir.Operation) or owner.name != "arith.constant":
         return None
+    if not isinstance(value.type, ir.RankedTensorType):
+        return None  # (a scalar input)
+    element_type = ir.RankedTensorType(value.type).element_type
+    if not isinstance(element_type, ir.IntegerType | ir.FloatType | ir.IndexType):
+        return None  # (complex numbers: the bindings cannot read their dense attribute)
     attr = owner.attributes["value"]
     if not isinstance(attr, ir.DenseElementsAttr) or not ir.DenseElementsAttr(attr).is_splat:
         return None

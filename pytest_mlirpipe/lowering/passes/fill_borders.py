@@ -52,6 +52,8 @@ def _static(op, name: str, ir) -> list[int]:
 def _overwritten_interior(fill, ir) -> tuple[list[int], list[int]] | None:
     """(offsets, sizes) of the interior of `fill`'s tensor that one op overwrites whole, when
     the fill's result is used as the pass's description says; None otherwise."""
+    if not fill.results:
+        return None  # (a fill of a buffer)
     result = fill.results[0]
     kind = ir.RankedTensorType(result.type)
     empty = fill.operands[1].owner
@@ -69,8 +71,8 @@ def _overwritten_interior(fill, ir) -> tuple[list[int], list[int]] | None:
     if place != [_static(insert, n, ir) for n in PLACE]:
         return None
     offsets, sizes, strides = place
-    if any(s != 1 for s in strides) or len(sizes) != kind.rank:
-        return None  # (a rank-reducing slice)
+    if any(s != 1 for s in strides):
+        return None
     return (offsets, sizes) if _overwritten(extract.results[0], insert.operands[0], ir) else None
 
 

@@ -5,7 +5,7 @@
 // max pooling written into the interior from its own fill of -inf (a chain of ops, the first
 // writing the whole interior) counts as a writer of all of it. Left
 // as they are: a fill whose interior is written by an op that reads it (an accumulation), and a
-// fill with another user. No copy is left after bufferization.
+// fill with another user, and a fill of a buffer. No copy is left after bufferization.
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after fill-borders | filecheck %s --check-prefix=FILL
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after buffer-deallocation | filecheck %s --check-prefix=LOOPS
 
@@ -131,4 +131,14 @@ func.func @other_user(%image: tensor<1x8x4x4xf32>) -> (tensor<1x6x6x8xf32>, tens
   %t = linalg.transpose ins(%image : tensor<1x8x4x4xf32>) outs(%in : tensor<1x4x4x8xf32>) permutation = [0, 2, 3, 1]
   %r = tensor.insert_slice %t into %f[0, 1, 1, 0] [1, 4, 4, 8] [1, 1, 1, 1] : tensor<1x4x4x8xf32> into tensor<1x6x6x8xf32>
   return %r, %f : tensor<1x6x6x8xf32>, tensor<1x6x6x8xf32>
+}
+
+// -----
+
+// FILL-LABEL: func.func @fill_of_a_buffer
+// FILL: linalg.fill ins(%{{.*}} : f32) outs(%arg0 : memref<4xf32>)
+func.func @fill_of_a_buffer(%b: memref<4xf32>, %t: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%b : memref<4xf32>)
+  return %t : tensor<4xf32>
 }

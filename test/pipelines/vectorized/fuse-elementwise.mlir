@@ -8,7 +8,8 @@
 // A splat constant input (torch-mlir's `where(mask, 0.5, x)`) is read as a scalar constant in
 // the body, the tensor no longer an operand (and not read element by element); a splat of
 // booleans too, after which the op has no tensor of i1 left and is vectorized; not when it is
-// the only operand that bounds a loop (a sum over the rows of a splat).
+// the only operand that bounds a loop (a sum over the rows of a splat). A constant of complex
+// numbers and a scalar constant input are left as they are.
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after fuse-elementwise | filecheck %s --check-prefix=FUSE
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 
@@ -332,4 +333,25 @@ func.func @sum_of_splat(%init: tensor<4xf32>) -> tensor<4xf32> {
     linalg.yield %s : f32
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// FUSE-LABEL: func.func @complex_and_scalar_constants
+// FUSE: linalg.generic {{.*}} ins(%arg0, %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xcomplex<f32>>, f32)
+#id1 = affine_map<(i) -> (i)>
+#scalar = affine_map<(i) -> ()>
+func.func @complex_and_scalar_constants(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %c = arith.constant dense<[(1.0, 2.0), (3.0, 4.0)]> : tensor<2xcomplex<f32>>
+  %k = arith.constant 3.0 : f32
+  %e = tensor.empty() : tensor<2xf32>
+  %r = linalg.generic {indexing_maps = [#id1, #id1, #scalar, #id1], iterator_types = ["parallel"]}
+      ins(%x, %c, %k : tensor<2xf32>, tensor<2xcomplex<f32>>, f32) outs(%e : tensor<2xf32>) {
+  ^bb0(%a: f32, %h: complex<f32>, %s: f32, %o: f32):
+    %re = complex.re %h : complex<f32>
+    %t = arith.addf %a, %re : f32
+    %u = arith.mulf %t, %s : f32
+    linalg.yield %u : f32
+  } -> tensor<2xf32>
+  return %r : tensor<2xf32>
 }
