@@ -154,15 +154,40 @@ def _fusable_producer(value, consumer, ir):
     if any(not pure(o) for o in body[:-1]):  # (the last: its linalg.yield)
         return None
     shared = any(use.owner.operation != consumer for use in value.uses)
-    if shared and not _recomputable(body):
+    if shared and not _recomputable(producer, body, ir):
         return None
     return producer
 
 
-def _recomputable(body: list) -> bool:
+# Divisions and remainders: many cycles a vector, not computed twice unless alone.
+_SLOW = ("arith.divf", "arith.divsi", "arith.divui", "arith.remf", "arith.remsi", "arith.remui")
+
+
+def _recomputable(producer, body: list, ir) -> bool:
     """Whether a producer's body (its yield last) is cheap enough to compute in each of its
-    users: one conversion or arithmetic op, no `math` function."""
-    return len(body) <= 2 and not any(o.name.startswith("math.") for o in body)
+    users: one conversion or arithmetic op, or up to three of them without a division when the
+    producer reads no more bytes an element than it writes (a post-norm's residual sum widened
+    to f64 for the layer norm's mean and variance: each user then reads the two f32 inputs
+    where it read the f64 sum, and the sum is never written). No `math` function."""
+    if any(o.name.startswith("math.") for o in body):
+        return False
+    if len(body) <= 2:
+        return True
+    if len(body) > 4 or any(o.name in _SLOW for o in body):
+        return False
+    read = sum(_element_bytes(v.type, ir) for v in producer.opview.inputs)
+    return read <= _element_bytes(producer.results[0].type, ir)
+
+
+def _element_bytes(type_, ir) -> int:
+    """Bytes of one element of a tensor type (of a scalar type: its own); a large number when
+    unknown (complex numbers, index), so that the producer is left as it is."""
+    element = ir.ShapedType(type_).element_type if isinstance(type_, ir.ShapedType) else type_
+    if isinstance(element, ir.IntegerType):
+        return max(1, ir.IntegerType(element).width // 8)
+    if isinstance(element, ir.FloatType):
+        return max(1, ir.FloatType(element).width // 8)
+    return 1 << 20
 
 
 def _fuse(producer, consumer, ir):

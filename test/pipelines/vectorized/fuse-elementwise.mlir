@@ -2,8 +2,9 @@
 // fuse-elementwise: a batch norm's four ops and the ReLU after it (torch-mlir's lowering of
 // BatchNorm2d in eval mode) are one linalg.generic reading the image and the four per-channel
 // vectors, one pass over memory; after tile-and-vectorize it is vectors like any elementwise op.
-// A layer norm's squares are computed inside the sum that reads them. Left as they are: a
-// producer read by two ops, one whose body has a side effect (torch-mlir's cf.assert of a
+// A layer norm's squares are computed inside the sum that reads them; a post-norm's residual
+// sum widened to f64 inside both the mean and the variance that read it. Left as they are: a
+// producer read by two ops (unless cheap and no narrower than what it reads), one whose body has a side effect (torch-mlir's cf.assert of a
 // non-zero divisor), one read through a transposing map, and one that reads its output's element.
 // A splat constant input (torch-mlir's `where(mask, 0.5, x)`) is read as a scalar constant in
 // the body, the tensor no longer an operand (and not read element by element); a splat of
@@ -172,6 +173,102 @@ func.func @two_users(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32
     linalg.yield %r : f64
   } -> tensor<4x16xf64>
   return %p, %q, %s, %t : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf64>, tensor<4x16xf64>
+}
+
+// -----
+
+// A post-norm's residual sum widened to f64, read by the layer norm's mean and by its variance:
+// computed again in each (it reads the two f32 inputs, no more bytes than the f64 it wrote).
+// Left as they are, with two users each: a sum of three f32 tensors (12 bytes read for 4
+// written) and a widened quotient (a division).
+// FUSE-LABEL: func.func @post_norm_sums
+// FUSE: %[[Q:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<4x16xf32>, tensor<4x16xf32>) outs(%{{.*}} : tensor<4x16xf64>)
+// FUSE: arith.divf
+// FUSE: %[[T:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// FUSE: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %arg1 : tensor<4x16xf32>, tensor<4x16xf32>) outs(%{{.*}} : tensor<4xf64>)
+// FUSE-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[ACC:.*]]: f64):
+// FUSE-NEXT: %[[S:.*]] = arith.addf %[[A]], %[[B]] : f32
+// FUSE-NEXT: %[[W:.*]] = arith.extf %[[S]] : f32 to f64
+// FUSE-NEXT: arith.addf %[[W]], %[[ACC]] : f64
+// FUSE: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %arg1, %arg3 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4xf64>) outs(%{{.*}} : tensor<4xf64>)
+// FUSE-NEXT: ^bb0(%[[A2:.*]]: f32, %[[B2:.*]]: f32, %[[M:.*]]: f64, %[[ACC2:.*]]: f64):
+// FUSE-NEXT: %[[S2:.*]] = arith.addf %[[A2]], %[[B2]] : f32
+// FUSE-NEXT: %[[W2:.*]] = arith.extf %[[S2]] : f32 to f64
+// FUSE-NEXT: arith.subf %[[W2]], %[[M]] : f64
+// FUSE: linalg.generic {{.*}} ins(%[[Q]] : tensor<4x16xf64>)
+// FUSE: linalg.generic {{.*}} ins(%[[Q]] : tensor<4x16xf64>)
+// FUSE: linalg.generic {{.*}} ins(%[[T]] : tensor<4x16xf32>)
+// FUSE: linalg.generic {{.*}} ins(%[[T]] : tensor<4x16xf32>)
+// FUSE-NOT: linalg.generic
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @post_norm_sums(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %z: tensor<4x16xf32>, %mean: tensor<4xf64>)
+    -> (tensor<4xf64>, tensor<4xf64>, tensor<4x16xf64>, tensor<4x16xf64>, tensor<4x16xf32>, tensor<4x16xf32>) {
+  %zero = arith.constant 0.0 : f64
+  %e64 = tensor.empty() : tensor<4x16xf64>
+  %e32 = tensor.empty() : tensor<4x16xf32>
+  %w = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%a: f32, %b: f32, %o: f64):
+    %s = arith.addf %a, %b : f32
+    %r = arith.extf %s : f32 to f64
+    linalg.yield %r : f64
+  } -> tensor<4x16xf64>
+  %q = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%a: f32, %b: f32, %o: f64):
+    %s = arith.divf %a, %b : f32
+    %r = arith.extf %s : f32 to f64
+    linalg.yield %r : f64
+  } -> tensor<4x16xf64>
+  %t = linalg.generic {indexing_maps = [#id2, #id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y, %z : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) outs(%e32 : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.addf %s, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %er = tensor.empty() : tensor<4xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%er : tensor<4xf64>) -> tensor<4xf64>
+  %sum = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%w : tensor<4x16xf64>) outs(%f : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %s = arith.addf %a, %acc : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %var = linalg.generic {indexing_maps = [#id2, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%w, %mean : tensor<4x16xf64>, tensor<4xf64>) outs(%f : tensor<4xf64>) {
+  ^bb0(%a: f64, %m: f64, %acc: f64):
+    %c = arith.subf %a, %m : f64
+    %sq = arith.mulf %c, %c : f64
+    %s = arith.addf %sq, %acc : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %q1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%q : tensor<4x16xf64>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %r = arith.addf %a, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4x16xf64>
+  %q2 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%q : tensor<4x16xf64>) outs(%e64 : tensor<4x16xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %r = arith.mulf %a, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4x16xf64>
+  %t1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x16xf32>) outs(%e32 : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %t2 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x16xf32>) outs(%e32 : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %a, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  return %sum, %var, %q1, %q2, %t1, %t2 : tensor<4xf64>, tensor<4xf64>, tensor<4x16xf64>, tensor<4x16xf64>, tensor<4x16xf32>, tensor<4x16xf32>
 }
 
 // -----
