@@ -1,11 +1,13 @@
 // A zero-filled matmul through refbackend-vectorized as it is on a CPU with AVX-512 (its
 // [stage.cpu.avx512f] tables; matmul.mlir shows the AVX2 form). After pack-panels: B in panels
 // of 64 columns, A as it is (no second pack), the matmul a linalg.contract writing C seen in
-// panels. After tile-and-vectorize: register tiles of 4 rows by one panel (4x64) whose
-// accumulator is read once before the k loop, carried through it as an iter_arg (no read or
-// write of C inside) and written once after it; per k, A's 4 values of the tile and one row of
-// the panel. After lower-vectors: 4 scalar loads of A and 4 vector.fma of 64 floats per k;
-// in the LLVM dialect, 4 fmuladd on vector<64xf32> (16 zmm accumulators) and no linalg op.
+// panels. After tile-and-vectorize: register tiles of 4 rows by one panel (4x64), each with
+// its share of C's zero fill (a write of zeros into the tile, no fill of C before the tiles):
+// the accumulator, read from that fill, is carried through the k loop as an iter_arg (no read
+// or write of C inside) and written once after it; per k, A's 4 values of the tile and one row
+// of the panel. After lower-vectors: the accumulator starts from the zero vector (C is never
+// read), 4 scalar loads of A and 4 vector.fma of 64 floats per k; in the LLVM dialect, 4
+// fmuladd on vector<64xf32> (16 zmm accumulators) and no linalg op.
 // RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after pack-panels | filecheck %s --check-prefix=PACK
 // RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 // RUN: env MLIRPIPE_CPU_FEATURES=avx512f mlirpipe-opt %s --pipeline refbackend-vectorized --stop-after lower-vectors | filecheck %s --check-prefix=LOADS
@@ -20,20 +22,29 @@
 
 // VEC-LABEL: func.func @forward
 // VEC-NOT: linalg.
-// VEC: %[[ACC:.*]] = vector.transfer_read %[[C:[a-z0-9_]+]][%[[M:[a-z0-9_]+]], %[[P:[a-z0-9_]+]], %c0]{{.*}} : tensor<60x2x64xf32>, vector<4x1x64xf32>
-// VEC-NEXT: %[[LOOP:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c48 step %c1 iter_args(%[[CT:.*]] = %[[C]], %[[A:.*]] = %[[ACC]]) -> (tensor<60x2x64xf32>, vector<4x1x64xf32>)
-// VEC-NOT: tensor<60x2x64xf32>, vector
+// VEC: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<4x1x64xf32>
+// VEC-NOT: linalg.
+// VEC: scf.for %[[P:.*]] = %c0 to %c2 step %c1
+// VEC-NEXT: scf.for %[[M:.*]] = %c0 to %c60 step %c4
+// VEC-NEXT: %[[TILE:.*]] = tensor.extract_slice %{{.*}}[%[[M]], %[[P]], 0] [4, 1, 64] [1, 1, 1] : tensor<60x2x64xf32> to tensor<4x1x64xf32>
+// VEC-NEXT: %[[FILLED:.*]] = vector.transfer_write %[[ZERO]], %[[TILE]][%c0, %c0, %c0]
+// VEC-NEXT: %[[ACC:.*]] = vector.transfer_read %[[FILLED]][%c0, %c0, %c0]{{.*}} : tensor<4x1x64xf32>, vector<4x1x64xf32>
+// VEC-NEXT: %[[LOOP:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c48 step %c1 iter_args(%[[CT:.*]] = %[[FILLED]], %[[A:.*]] = %[[ACC]]) -> (tensor<4x1x64xf32>, vector<4x1x64xf32>)
+// VEC-NOT: tensor<4x1x64xf32>, vector
 // VEC: vector.transfer_read %arg0[%[[M]], %[[K]]]{{.*}} : tensor<60x48xf32>, vector<4x1xf32>
 // VEC: vector.transfer_read %{{.*}}[%[[P]], %[[K]], %c0]{{.*}} : tensor<2x48x64xf32>, vector<64xf32>
-// VEC-NOT: tensor<60x2x64xf32>, vector
+// VEC-NOT: tensor<4x1x64xf32>, vector
 // VEC: vector.contract {{.*}} %[[A]] : vector<4x1xf32>, vector<1x1x64xf32> into vector<4x1x64xf32>
-// VEC-NEXT: scf.yield %[[CT]], %{{.*}} : tensor<60x2x64xf32>, vector<4x1x64xf32>
+// VEC-NEXT: scf.yield %[[CT]], %{{.*}} : tensor<4x1x64xf32>, vector<4x1x64xf32>
 // VEC-NEXT: }
-// VEC-NEXT: vector.transfer_write %[[LOOP]]#1, %[[LOOP]]#0[%[[M]], %[[P]], %c0]
+// VEC-NEXT: vector.transfer_write %[[LOOP]]#1, %[[LOOP]]#0[%c0, %c0, %c0]
 // VEC-NOT: linalg.
 
 // LOADS-LABEL: func.func @forward
-// LOADS: scf.for
+// LOADS: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<4x1x64xf32>
+// LOADS: %[[TILE:.*]] = memref.subview %{{.*}} [4, 1, 64] [1, 1, 1] : memref<60x2x64xf32> to
+// LOADS-NOT: vector.transfer_read %[[TILE]]
+// LOADS: scf.for %{{.*}} = %c0 to %c48 step %c1 iter_args(%{{.*}} = %[[ZERO]]) -> (vector<4x1x64xf32>)
 // LOADS-COUNT-4: memref.load %arg0[{{.*}}] : memref<60x48xf32>
 // LOADS-NEXT: vector.transfer_read %{{.*}} : memref<2x48x64xf32>, vector<64xf32>
 // LOADS-COUNT-4: vector.fma %{{.*}} : vector<64xf32>
