@@ -82,6 +82,27 @@ func.func @depthwise(%image: tensor<1x16x11x11xf32>, %filter: tensor<16x3x3xf32>
 
 // -----
 
+// With AVX-512, a depthwise convolution of 24 channels in register tiles of 16 channels and a
+// tile of the 8 left: vectors of a power-of-two width. Tiles of 32 channels were one tile of
+// 24, vectors of 24 floats that LLVM splits (a block of 24 channels on 112x112 at 1.85x the
+// time of 16 and 8).
+// WIDE-LABEL: func.func @depthwise_24
+// WIDE-NOT: vector<{{[0-9x]*}}24xf32>
+// WIDE: vector.transfer_read {{.*}} : tensor<1x1x8x16xf32>, vector<8x16xf32>
+// WIDE-COUNT-3: vector.fma {{.*}} : vector<8x16xf32>
+// WIDE-NOT: vector<{{[0-9x]*}}24xf32>
+// WIDE: vector.transfer_read {{.*}} : tensor<1x1x8x8xf32>, vector<8x8xf32>
+// WIDE-COUNT-3: vector.fma {{.*}} : vector<8x8xf32>
+// WIDE-NOT: vector<{{[0-9x]*}}24xf32>
+
+func.func @depthwise_24(%image: tensor<1x24x10x10xf32>, %filter: tensor<24x3x3xf32>, %init: tensor<1x24x8x8xf32>) -> tensor<1x24x8x8xf32> {
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%image, %filter : tensor<1x24x10x10xf32>, tensor<24x3x3xf32>) outs(%init : tensor<1x24x8x8xf32>) -> tensor<1x24x8x8xf32>
+  return %r : tensor<1x24x8x8xf32>
+}
+
+// -----
+
 // Only f32 convolutions of static shapes change layout; this one is left to linalg-to-loops.
 // NHWC-LABEL: func.func @f64_conv
 // NHWC-NOT: linalg.transpose
