@@ -50,7 +50,7 @@ func.func @forward(%a: {a_type}, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
         (100, 600, 96, False, ("both", None), 0.0),  # K above k-block; 8x32 tiles and an edge
         (70, 33, 160, True, ("both", None), 0.0),  # N % 64 != 0: left as it is with AVX-512
         (30, 40, 64, False, ("both", "rhs"), 2.5),  # one panel of 64; 2 rows left by 4x64 tiles
-        (100, 1100, 128, False, ("both", "rhs"), 0.0),  # K above 1024 (a k loop of 1100 in each 4x64 tile)
+        (100, 1100, 128, False, ("both", "rhs"), 0.0),  # K 1100: one k loop in each 4x64 tile
         (70, 33, 192, True, ("both", "rhs"), 0.0),  # A stored (k, m); a partial block of panels
         (261, 17, 320, False, ("both", "rhs"), 0.0),  # partial blocks of 128 rows; 1 row left
     ],
