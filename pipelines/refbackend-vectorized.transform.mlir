@@ -42,11 +42,31 @@ module attributes {transform.with_named_sequence} {
     }
     // A convolution with an elementwise epilogue (mlirpipe-mark-elementwise marked both): the
     // epilogue's blocks of output rows, each computing its convolution's block first.
+    // Those whose output channels leave a last register tile of a width that is not a power of
+    // two (mlirpipe-mark-elementwise marked them: 24 channels in tiles of 32) first, in
+    // register tiles of `conv-register-narrow`.
+    %conv_epi_narrow = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]}
+      attributes{mlirpipe.conv_epilogue, mlirpipe.narrow_channels} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %conv_epi_narrow : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %blk = transform.include @tile_conv_epilogue failures(propagate) (%op)
+        : (!transform.any_op) -> !transform.any_op
+      transform.include @conv_register_tiles_narrow failures(propagate) (%blk)
+        : (!transform.any_op) -> ()
+    }
+    // (the convolutions fused into their epilogues' blocks are left behind, dead, until then)
+    %funcs_epi = transform.structured.match ops{["func.func"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_dce to %funcs_epi : !transform.any_op
     %conv_epi = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]}
       attributes{mlirpipe.conv_epilogue} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %conv_epi : !transform.any_op {
     ^bb0(%op: !transform.any_op):
-      transform.include @tile_conv_epilogue failures(propagate) (%op) : (!transform.any_op) -> ()
+      %blk = transform.include @tile_conv_epilogue failures(propagate) (%op)
+        : (!transform.any_op) -> !transform.any_op
+      transform.include @conv_register_tiles failures(propagate) (%blk)
+        : (!transform.any_op) -> ()
     }
     %dw_epi = transform.structured.match ops{["linalg.depthwise_conv_2d_nhwc_hwc"]}
       attributes{mlirpipe.conv_epilogue} in %root : (!transform.any_op) -> !transform.any_op
@@ -55,11 +75,23 @@ module attributes {transform.with_named_sequence} {
       transform.include @tile_depthwise_epilogue failures(propagate) (%op) : (!transform.any_op) -> ()
     }
     // Convolutions (on NHWC images: mlirpipe-conv-to-nhwc ran before) into 1-D ones.
+    %convs_narrow = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]}
+      attributes{mlirpipe.narrow_channels} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %convs_narrow : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %blk = transform.include @tile_conv failures(propagate) (%op)
+        : (!transform.any_op) -> !transform.any_op
+      transform.include @conv_register_tiles_narrow failures(propagate) (%blk)
+        : (!transform.any_op) -> ()
+    }
     %convs = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %convs : !transform.any_op {
     ^bb0(%op: !transform.any_op):
-      transform.include @tile_conv failures(propagate) (%op) : (!transform.any_op) -> ()
+      %blk = transform.include @tile_conv failures(propagate) (%op)
+        : (!transform.any_op) -> !transform.any_op
+      transform.include @conv_register_tiles failures(propagate) (%blk)
+        : (!transform.any_op) -> ()
     }
     %dws = transform.structured.match ops{["linalg.depthwise_conv_2d_nhwc_hwc"]} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -203,19 +235,19 @@ module attributes {transform.with_named_sequence} {
   }
 
   // A convolution on NHWC images (loops n, oh, ow, f, kh, kw, c): blocks of `conv-rows`
-  // output rows as scf.forall with the fill of the result fused in; register
-  // tiles of `conv-register` (output columns x output channels) of one output row; in each, a loop
-  // over the filter's rows and one over the input channels by `conv-channels`, then the tile as a
-  // 1-D convolution (one filter row over one input row) that the vectorizer handles.
-  transform.named_sequence @tile_conv(%conv: !transform.any_op {transform.consumed}) {
+  // output rows as scf.forall with the fill of the result fused in; the block, for the caller
+  // to cut into register tiles of `conv-register` (output columns x output channels) of one
+  // output row; in each, a loop over the filter's rows and one over the input channels by
+  // `conv-channels`, then the tile as a 1-D convolution (one filter row over one input row)
+  // that the vectorizer handles.
+  transform.named_sequence @tile_conv(%conv: !transform.any_op {transform.consumed})
+      -> !transform.any_op {
     %fill = transform.get_producer_of_operand %conv[2] : (!transform.any_op) -> !transform.any_op
     %blk, %forall = transform.structured.tile_using_forall %conv tile_sizes [1, 4]
       {mlirpipe.sizes = [1, "conv-rows"]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @fuse_conv_fill failures(suppress) (%fill, %forall)
       : (!transform.any_op, !transform.any_op) -> ()
-    transform.include @conv_register_tiles failures(propagate) (%blk)
-      : (!transform.any_op) -> ()
-    transform.yield
+    transform.yield %blk : !transform.any_op
   }
 
   // A depthwise convolution on NHWC images (loops n, oh, ow, c, kh, kw): blocks of
@@ -236,17 +268,17 @@ module attributes {transform.with_named_sequence} {
   // A convolution and the elementwise op that reads its result (its epilogue: a batch norm and
   // a ReLU): the epilogue in blocks of `conv-rows` output rows as scf.forall, rows of
   // `elementwise-row` elements inside; the convolution's block fused into each (with its fill)
-  // and tiled as in tile_conv. The block is read back from cache, not from memory.
-  transform.named_sequence @tile_conv_epilogue(%conv: !transform.any_op {transform.consumed}) {
+  // and tiled as in tile_conv (the block for the caller to tile). The block is read back from
+  // cache, not from memory.
+  transform.named_sequence @tile_conv_epilogue(%conv: !transform.any_op {transform.consumed})
+      -> !transform.any_op {
     %forall, %fill = transform.include @tile_epilogue failures(propagate) (%conv)
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %blk, %new = transform.structured.fuse_into_containing_op %conv into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @fuse_conv_fill failures(suppress) (%fill, %new)
       : (!transform.any_op, !transform.any_op) -> ()
-    transform.include @conv_register_tiles failures(propagate) (%blk)
-      : (!transform.any_op) -> ()
-    transform.yield
+    transform.yield %blk : !transform.any_op
   }
   transform.named_sequence @tile_depthwise_epilogue(%conv: !transform.any_op {transform.consumed}) {
     %forall, %fill = transform.include @tile_epilogue failures(propagate) (%conv)
@@ -281,6 +313,20 @@ module attributes {transform.with_named_sequence} {
     %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 32]
       {mlirpipe.sizes = [1, 1, "conv-register"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @conv_row_tiles failures(propagate) (%reg) : (!transform.any_op) -> ()
+    transform.yield
+  }
+  // The same with register tiles of `conv-register-narrow`.
+  transform.named_sequence @conv_register_tiles_narrow(%blk: !transform.any_op {transform.consumed}) {
+    %reg, %rl:4 = transform.structured.tile_using_for %blk tile_sizes [1, 1, 8, 16]
+      {mlirpipe.sizes = [1, 1, "conv-register-narrow"]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @conv_row_tiles failures(propagate) (%reg) : (!transform.any_op) -> ()
+    transform.yield
+  }
+  // A register tile: loops over the filter's rows and `conv-channels` input channels, inside
+  // them a 1-D convolution.
+  transform.named_sequence @conv_row_tiles(%reg: !transform.any_op {transform.consumed}) {
     %red, %kl:2 = transform.structured.tile_using_for %reg tile_sizes [0, 0, 0, 0, 1, 0, 1]
       {mlirpipe.sizes = [0, 0, 0, 0, 1, 0, "conv-channels"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)

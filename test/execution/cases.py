@@ -167,6 +167,20 @@ def separable_bias_block() -> nn.Module:
     )
 
 
+def conv2d_narrow_channels() -> nn.Module:
+    """A convolution with a bias to 24 output channels: with AVX-512 its register tiles are
+    narrower than 32 channels (a tile of 24 was vectors LLVM splits)."""
+    torch.manual_seed(2)
+    return seeded(nn.Conv2d(16, 24, kernel_size=3, padding=1))
+
+
+def narrow_separable_block() -> nn.Module:
+    """MobileNet's block on 24 channels to 56 (32 and 24 left): the depthwise convolution's
+    tiles of 16 and 8 channels, the pointwise one's narrow tiles with its batch norm and ReLU
+    computed in its blocks."""
+    return DepthwiseSeparableBlock(24, 56)
+
+
 def conv2d_depthwise_strided() -> nn.Module:
     torch.manual_seed(2)
     return seeded(nn.Conv2d(16, 16, kernel_size=3, stride=2, groups=16, bias=False))
@@ -611,6 +625,13 @@ CASES: list[Case] = [
     # biases on 8 images of 48 and 80 channels and 10 columns: register tiles partial in both
     # (a corner tile of 2 columns x 16 channels)
     Case("separable-bias", separable_bias_block, inputs(randn(8, 48, 10, 10)), pipelines=BASE),
+    Case(
+        "conv2d-narrow-channels",
+        conv2d_narrow_channels,
+        inputs(randn(2, 16, 9, 11)),
+        pipelines=BASE,
+    ),
+    Case("separable-narrow", narrow_separable_block, inputs(randn(1, 24, 10, 12)), pipelines=BASE),
     Case("softmax", Softmax, inputs(randn(4, 16))),
     Case("layernorm", layernorm, inputs(randn(4, 16))),
     # refbackend-vectorized computes an f32 exp with a polynomial of its own

