@@ -17,8 +17,13 @@ differs from it on one axis only (each axis varied around the base: 18 conv and 
 points in all), then points drawn at random from the whole cross product with a fixed seed
 (random.Random(38)), 12 conv and 4 matmul, skipping repeats and points above 10 GFLOP a call
 (a 256-channel dense 5x5 at 112x112 on 8 images is 420 GFLOP: seconds a call on this
-machine). The same 42 points every run. `--quick` takes 4 of them: the conv base, the base at
-batch 1, the base with a dense convolution at batch 1, and the matmul base at batch 1.
+machine). Last, four projections, whose pointwise convolution has fewer output channels than
+its input (MobileNetV2's inverted residuals at 56x56, 144 -> 24 channels, at batch 1 and 8;
+96 -> 24 after a depthwise 3x3 by 2 at 112x112; 64 -> 12 at 28x28): the axes above only ever
+double the channels, and an output of 24 channels was the sweep's blind spot (register tiles
+of 32 channels left one of 24). The same 46 points every run. `--quick` takes 4 of them: the
+conv base, the base at batch 1, the base with a dense convolution at batch 1, and the matmul
+base at batch 1.
 `--small` shrinks every point (C 4, HW at most 8, W 16, S 8) to check the machinery only.
 """
 
@@ -52,20 +57,26 @@ class ConvPoint:
     bias: bool = True
     depthwise: bool = True
     batch: int = 8
+    out_channels: int = 0  # of the pointwise convolution; 0: twice `channels`
+
+    @property
+    def pointwise(self) -> int:
+        return self.out_channels or 2 * self.channels
 
     @property
     def label(self) -> str:
         kind = "dw" if self.depthwise else "conv"
         bias = "+b" if self.bias else ""
+        to = f"->{self.out_channels}" if self.out_channels else ""
         return (
-            f"{kind}{self.kernel}x{self.kernel}/{self.stride}{bias} c{self.channels} "
+            f"{kind}{self.kernel}x{self.kernel}/{self.stride}{bias} c{self.channels}{to} "
             f"{self.hw}x{self.hw} b{self.batch}"
         )
 
     @property
     def gflop(self) -> float:
         out = -(-self.hw // self.stride)
-        per_out = self.kernel**2 * (1 if self.depthwise else self.channels) + 2 * self.channels
+        per_out = self.kernel**2 * (1 if self.depthwise else self.channels) + self.pointwise
         return 2.0 * self.batch * self.channels * per_out * out * out / 1e9
 
 
@@ -94,6 +105,13 @@ CONV_AXES = {
     "batch": BATCHES,
 }
 MATMUL_AXES = {"width": WIDTHS, "sequence": SEQUENCES, "batch": BATCHES}
+# Blocks that project to fewer channels (see the module's docstring).
+PROJECTIONS = (
+    ConvPoint(channels=144, out_channels=24, bias=False, batch=1),
+    ConvPoint(channels=144, out_channels=24, bias=False),
+    ConvPoint(channels=96, out_channels=24, hw=112, stride=2, bias=False, batch=1),
+    ConvPoint(channels=64, out_channels=12, hw=28, bias=False),
+)
 
 
 def sweep_points(quick: bool) -> list[ConvPoint | MatmulPoint]:
@@ -122,7 +140,7 @@ def sweep_points(quick: bool) -> list[ConvPoint | MatmulPoint]:
                 family.append(p)
                 drawn += 1
         points += family
-    return points
+    return points + list(PROJECTIONS)
 
 
 def point_workload(point: ConvPoint | MatmulPoint, small: bool) -> Workload:
@@ -136,7 +154,7 @@ def point_workload(point: ConvPoint | MatmulPoint, small: bool) -> Workload:
         model = _feed_forward(p.width)
         x = torch.randn(p.batch, p.sequence, p.width, generator=gen)
         return Workload(p.label, model, [x], p.gflop * 1e9)
-    p = replace(point, channels=4, hw=min(point.hw, 8)) if small else point
+    p = replace(point, channels=4, hw=min(point.hw, 8), out_channels=0) if small else point
     x = torch.randn(p.batch, p.channels, p.hw, p.hw, generator=gen)
     return Workload(p.label, _conv_block(p), [x], p.gflop * 1e9)
 
@@ -149,7 +167,7 @@ def _conv_block(p: ConvPoint):
     return nn.Sequential(
         nn.Conv2d(c, c, p.kernel, p.stride, p.kernel // 2, groups=groups, bias=p.bias),
         nn.ReLU(),
-        nn.Conv2d(c, 2 * c, 1, bias=p.bias),
+        nn.Conv2d(c, p.pointwise, 1, bias=p.bias),
         nn.ReLU(),
     ).eval()
 
