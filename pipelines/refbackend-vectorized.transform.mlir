@@ -133,6 +133,33 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_strip_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
     }
+    // A chain that reads a row statistic (a softmax, a layer norm: mlirpipe-mark-elementwise
+    // marked its last op) a block of `row-chain-rows` rows at a time: its last op in blocks as
+    // scf.forall, the ops before it fused into each block (structured.fuse), each of those
+    // read twice (a softmax's exponentials: by the sum and by the division) computed once
+    // (CSE in the block), the ops left behind unread gone (DCE); then each op of a block by
+    // rows as below, all of a block's rows in cache from one op to the next.
+    %chain2 = transform.structured.match attributes{mlirpipe.row_chain = 2 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %chain2 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @fuse_row_chain_2d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %chain3 = transform.structured.match attributes{mlirpipe.row_chain = 3 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %chain3 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @fuse_row_chain_3d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %chain4 = transform.structured.match attributes{mlirpipe.row_chain = 4 : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %chain4 : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.include @fuse_row_chain_4d failures(propagate) (%op) : (!transform.any_op) -> ()
+    }
+    %chain_funcs = transform.structured.match ops{["func.func"]} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_dce to %chain_funcs : !transform.any_op
     // Elementwise ops (mlirpipe-mark-elementwise marked them with their rank) by rows of their
     // last dimension.
     %ew1 = transform.structured.match attributes{mlirpipe.elementwise = 1 : i64} in %root
@@ -419,6 +446,39 @@ module attributes {transform.with_named_sequence} {
       {mlirpipe.sizes = [1, 1, 1, 1, "elementwise-row"]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %row "mlirpipe.row_tile" : !transform.any_op
+    transform.yield
+  }
+
+  // The last op of a chain that reads a row statistic, in blocks of `row-chain-rows` rows
+  // (ranks 3 and 4: of one sequence, one head) as scf.forall, the chain fused into each.
+  transform.named_sequence @fuse_row_chain_2d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.fuse %op tile_sizes [16, 0]
+      {apply_cleanup, use_forall, mlirpipe.sizes = ["row-chain-rows", 0]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %forall : !transform.any_op
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @fuse_row_chain_3d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.fuse %op tile_sizes [1, 16, 0]
+      {apply_cleanup, use_forall, mlirpipe.sizes = [1, "row-chain-rows", 0]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %forall : !transform.any_op
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence @fuse_row_chain_4d(%op: !transform.any_op {transform.consumed}) {
+    %blk, %forall = transform.structured.fuse %op tile_sizes [1, 1, 16, 0]
+      {apply_cleanup, use_forall, mlirpipe.sizes = [1, 1, "row-chain-rows", 0]}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %forall : !transform.any_op
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
     transform.yield
   }
 

@@ -22,6 +22,10 @@ NHWC_CONVS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
 # tiles of 32 are one tile of 24): the script gives it narrower register tiles, whose vectors
 # LLVM does not split at every operation.
 NARROW_MARK = "mlirpipe.narrow_channels"
+# The last elementwise op of a chain that reads a row statistic (a softmax's division by the
+# row sum, a layer norm's scaling): the script computes it a block of rows at a time with the
+# chain before it (reductions, elementwise ops) fused into each block.
+ROW_CHAIN_MARK = "mlirpipe.row_chain"
 CHANNEL_TILE = 32
 MAX_RANK = 4
 # A linalg.transpose that keeps its last dimension (moves rows of it: heads split from or merged
@@ -48,7 +52,11 @@ MAX_ROW_TRANSPOSE_RANK = 5
     f"of rank 3 to {MAX_ROW_TRANSPOSE_RANK} that keeps its last dimension last, on such "
     f"tensors, with {MARK} = its rank (its rows are contiguous on both sides); each "
     f"linalg.conv_2d_nhwc_hwcf of static shape whose output channels modulo {CHANNEL_TILE} are "
-    f"neither 0 nor a power of two (24, 56) with {NARROW_MARK}",
+    f"neither 0 nor a power of two (24, 56) with {NARROW_MARK}; each elementwise op so marked, "
+    "of rank 2 or more, that reads a row statistic (the result of a reduction so marked of its "
+    "rank, or of elementwise ops of one rank less on such results) by the map of its leading "
+    "loops, and whose users are neither reductions of its rank nor such ops, with "
+    f"{ROW_CHAIN_MARK} = its rank",
 )
 def mark_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -72,8 +80,56 @@ def mark_elementwise(options: dict[str, str]) -> PassBody:
         for conv in [o for o in all_ops(op) if o.name == "linalg.conv_2d_nhwc_hwcf"]:
             if _narrow_channels(conv, ir):
                 conv.attributes[NARROW_MARK] = ir.UnitAttr.get()
+        generics = [o for o in all_ops(op) if o.name == "linalg.generic"]
+        readers = {id(g): g for g in generics if _reads_row_statistic(g, ir)}
+        for reader in readers.values():
+            rank = len(_iterators(reader))
+            users = [use.owner for use in reader.results[0].uses]
+            if not any(id(u) in readers or _row_reduction_of(u, rank) for u in users):
+                reader.attributes[ROW_CHAIN_MARK] = ir.IntegerAttr.get(i64, rank)
 
     return run
+
+
+def _row_reduction_of(op, rank: int) -> bool:
+    """Whether `op` is a reduction of the last dimension this pass marked, of `rank` loops."""
+    if ROW_REDUCTION_MARK not in op.attributes:
+        return False
+    return op.attributes[ROW_REDUCTION_MARK].value == rank
+
+
+def _statistic_rank(value, depth: int = 0) -> int | None:
+    """The rank of the row reduction whose result `value` is (its rank plus one), or is made of
+    by marked elementwise ops of `value`'s rank (a variance's mean, eps added, square root);
+    None otherwise."""
+    owner = value.owner
+    if getattr(owner, "name", None) != "linalg.generic" or depth > 8:
+        return None
+    if ROW_REDUCTION_MARK in owner.attributes:
+        return owner.attributes[ROW_REDUCTION_MARK].value
+    if MARK not in owner.attributes:
+        return None
+    rank = owner.attributes[MARK].value
+    inputs = list(owner.operands)[: len(owner.operands) - len(owner.results)]
+    ranks = {_statistic_rank(v, depth + 1) for v in inputs}
+    return rank + 1 if rank + 1 in ranks else None
+
+
+def _reads_row_statistic(generic, ir) -> bool:
+    """Whether `generic` (marked elementwise, of rank 2 or more, one result) reads a row
+    statistic of its rank by the map of its leading loops."""
+    if MARK not in generic.attributes or len(generic.results) != 1:
+        return False
+    rank = generic.attributes[MARK].value
+    if rank < 2:
+        return False
+    leading = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank - 1)])
+    maps = indexing_maps(generic, ir)
+    inputs = list(generic.operands)[: len(generic.operands) - 1]
+    return any(
+        read_by == leading and _statistic_rank(value) == rank
+        for value, read_by in zip(inputs, maps, strict=False)
+    )
 
 
 def _narrow_channels(conv, ir) -> bool:

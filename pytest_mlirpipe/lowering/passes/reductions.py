@@ -6,8 +6,13 @@ maximum, but the index is computed all the same (a compare and a select per elem
 reduction of two results is not split into lanes. A result nobody reads is dropped here,
 with the body ops that only computed it. A reduction whose result keeps the reduced dimension
 (a sum of (128, 768) into (128, 1), the map (d0, d1) -> (d0, 0)) writes its result collapsed
-to (128) (map (d0, d1) -> (d0)), expanded back after it: the vectorizer does not take an
-output map with a constant, as the partial results of such a split have. A reduction over
+to (128) (map (d0, d1) -> (d0)), into a fill of (128) when its init was a fill, expanded back
+after it: the vectorizer does not take an output map with a constant, as the partial results
+of such a split have. A linalg.generic that reads a reduction's result expanded with unit
+dimensions by a map whose results there are the constant 0 (a softmax's division by (128, 1)
+through (d0, d1) -> (d0, 0)) reads the result itself by the map without them: then the
+reduction and its readers are ops on the same rows, which the script computes a block of rows
+at a time. A reduction over
 several trailing loops of inputs read whole (an adaptive average pooling to 1x1: the sum of
 each channel's H x W) becomes one over a single loop of their product, its inputs collapsed
 (H x W contiguous): a reduction of the last dimension, which the script splits into lanes
@@ -29,8 +34,12 @@ PASS = "mlirpipe-simplify-reductions"
     "Drop each result of a linalg.generic with a reduction loop that nobody uses (and the body "
     "ops only it used) when the other results still use every loop; write a reduction's result "
     "without the unit dimensions its output map indexes by the constant 0 (a collapse_shape "
-    "of its init, an expand_shape of its result); merge the trailing reduction loops of a "
-    "reduction whose inputs are read by the identity map into one (its inputs collapsed)",
+    "of its init, or a fill of the collapsed shape when the init was a fill of a tensor.empty "
+    "that nothing else reads, and an expand_shape of its result); merge the trailing reduction "
+    "loops of a reduction whose inputs are read by the identity map into one (its inputs "
+    "collapsed); let each linalg.generic that reads a reduction's result through a "
+    "tensor.expand_shape adding unit dimensions, by a map whose results at them are the "
+    "constant 0, read the result itself by the map without them",
 )
 def simplify_reductions(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -43,6 +52,10 @@ def simplify_reductions(options: dict[str, str]) -> PassBody:
                 generic = _drop_dead_results(generic, ir)
                 _collapse_unit_outputs(generic, ir)
                 _merge_trailing_reductions(generic, ir)
+        for expand in [o for o in all_ops(op) if o.name == "tensor.expand_shape"]:
+            producer = expand.operands[0].owner
+            if getattr(producer, "name", None) == "linalg.generic" and _has_reduction(producer):
+                _read_unexpanded(expand, ir)
 
     return run
 
@@ -141,7 +154,9 @@ def _collapse_unit_outputs(generic, ir) -> None:
     unit_dims_away = reassociation(groups_keeping(kept, len(shape)), ir)
     collapsed = ir.RankedTensorType.get([shape[i] for i in kept], out_type.element_type)
     with ir.InsertionPoint(generic), generic.location:
-        new_init = tensor.collapse_shape(collapsed, init, unit_dims_away)
+        new_init = _fill_of(collapsed, init, ir) or tensor.collapse_shape(
+            collapsed, init, unit_dims_away
+        )
     generic.operands[len(generic.operands) - 1] = new_init
     maps[-1] = ir.AffineMap.get(out_map.n_dims, 0, [out_map.results[i] for i in kept])
     generic.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
@@ -150,6 +165,71 @@ def _collapse_unit_outputs(generic, ir) -> None:
     with ir.InsertionPoint.after(generic), generic.location:
         expanded = tensor.expand_shape(out_type, result, unit_dims_away, [], shape)
     result.replace_all_uses_except(expanded, expanded.owner.operation)
+
+
+def _fill_of(kind, init, ir):
+    """A linalg.fill of a new tensor.empty of type `kind` with the value `init` is filled with,
+    when `init` is such a fill of a tensor.empty that nothing else reads (the old fill is left
+    unread); None otherwise."""
+    from torch_mlir.dialects import linalg, tensor
+
+    fill = init.owner
+    if getattr(fill, "name", None) != "linalg.fill" or len(list(init.uses)) != 1:
+        return None
+    empty = fill.operands[1].owner
+    if getattr(empty, "name", None) != "tensor.empty" or len(empty.operands):
+        return None
+    return linalg.fill(fill.operands[0], outs=[tensor.empty(kind.shape, kind.element_type)])
+
+
+def _unit_dims_added(expand, ir) -> list[int] | None:
+    """The dimensions of `expand`'s result (a tensor.expand_shape of static shapes) that are
+    its source's, when the others are unit dimensions it adds (in each group of its
+    reassociation, the first dimension of the source's size); None otherwise."""
+    source = ir.RankedTensorType(expand.operands[0].type)
+    result = ir.RankedTensorType(expand.results[0].type)
+    if not (source.has_static_shape and result.has_static_shape):
+        return None
+    kept: list[int] = []
+    for d, group in enumerate(expand.attributes["reassociation"]):
+        dims = [ir.IntegerAttr(i).value for i in group]
+        keep = next((i for i in dims if result.shape[i] == source.shape[d]), None)
+        if keep is None or any(result.shape[i] != 1 for i in dims if i != keep):
+            return None
+        kept.append(keep)
+    return kept
+
+
+def _read_unexpanded(expand, ir) -> None:
+    """Let each linalg.generic that reads `expand` (a reduction's result with unit dimensions
+    added) as an input by a map whose results at those dimensions are the constant 0 (a
+    softmax's division by the row sum, (d0, d1, d2, 0)) read the reduction's result itself by
+    the map without them: the reduction and its readers are then linalg ops on the same rows,
+    which the script computes a block of rows at a time. `expand` goes when nothing reads it
+    any more."""
+    kept = _unit_dims_added(expand, ir)
+    if kept is None:
+        return
+    source = expand.operands[0]
+    for use in list(expand.results[0].uses):
+        reader = use.owner
+        if getattr(reader, "name", None) != "linalg.generic":
+            continue
+        if use.operand_number >= len(reader.operands) - len(reader.results):
+            continue  # (an init)
+        maps = _maps(reader, ir)
+        read_by = maps[use.operand_number]
+        if any(str(e) != "0" for i, e in enumerate(read_by.results) if i not in kept):
+            continue
+        maps[use.operand_number] = ir.AffineMap.get(
+            read_by.n_dims, 0, [read_by.results[i] for i in kept]
+        )
+        reader.operands[use.operand_number] = source
+        reader.attributes["indexing_maps"] = ir.ArrayAttr.get(
+            [ir.AffineMapAttr.get(m) for m in maps]
+        )
+    if not list(expand.results[0].uses):
+        expand.erase()
 
 
 def _merge_trailing_reductions(generic, ir) -> None:

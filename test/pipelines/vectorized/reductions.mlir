@@ -2,9 +2,12 @@
 // After simplify-reductions: the row maximum of aten._softmax, a linalg.generic with two
 // results (the maximum and its index) of which only the maximum is read, without the index (nor
 // its compare and select); a row sum that keeps the reduced dimension ((4, 1), the map
-// (d0, d1) -> (d0, 0)) written as (4) and expanded back. After tile-and-vectorize both are
-// split into lanes (no linalg.generic is left), and after lower-contractions each row is one
-// vector.reduction.
+// (d0, d1) -> (d0, 0)) written as (4), into a fill of (4), and expanded back. After
+// tile-and-vectorize both are split into lanes (no linalg.generic is left), and after
+// lower-contractions each row is one vector.reduction. A softmax (a row maximum, the
+// exponentials, their row sum, the division) reads its row statistics as (4) by the map
+// (d0, d1) -> (d0), not through the expand_shape to (4, 1), and after tile-and-vectorize is one
+// scf.forall over blocks of rows with all four in each block (the exponentials computed once).
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after simplify-reductions | filecheck %s --check-prefix=SIMPLE
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=LANES
@@ -50,7 +53,7 @@ func.func @row_max(%x: tensor<4x100xf32>) -> tensor<4xf32> {
 // -----
 
 // SIMPLE-LABEL: func.func @row_sum_keepdim
-// SIMPLE: %[[INIT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+// SIMPLE: %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4xf32>) -> tensor<4xf32>
 // SIMPLE: %[[SUM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[ROW:.*]]], {{.*}} outs(%[[INIT]] : tensor<4xf32>)
 // SIMPLE: %[[KEPT:.*]] = tensor.expand_shape %[[SUM]] {{\[\[}}0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
 // SIMPLE: return %[[KEPT]]
@@ -105,4 +108,65 @@ func.func @row_argmax(%x: tensor<4x100xf32>) -> tensor<4xi64> {
     linalg.yield %mx, %sel : f32, i64
   } -> (tensor<4xf32>, tensor<4xi64>)
   return %r#1 : tensor<4xi64>
+}
+
+// -----
+
+// SIMPLE-LABEL: func.func @softmax
+// SIMPLE-NOT: tensor.expand_shape
+// SIMPLE: %[[MAX:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<32x100xf32>) outs(%{{.*}} : tensor<32xf32>)
+// SIMPLE: %[[EXP:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[ROWS:.*]], #{{.*}}], {{.*}} ins(%arg0, %[[MAX]] : tensor<32x100xf32>, tensor<32xf32>)
+// SIMPLE: math.exp
+// SIMPLE: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[EXP]] : tensor<32x100xf32>) outs(%{{.*}} : tensor<32xf32>)
+// SIMPLE: linalg.generic {indexing_maps = [#{{.*}}, #[[ROWS]], #{{.*}}], {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<32x100xf32>, tensor<32xf32>)
+// SIMPLE-NOT: tensor.expand_shape
+// VEC-LABEL: func.func @softmax
+// VEC-NOT: linalg.generic
+// VEC: scf.forall (%{{.*}}) = (0) to (32) step (16)
+// VEC: vector.multi_reduction <maximumf>
+// VEC: math.floor
+// VEC: vector.multi_reduction <add>
+// VEC: arith.divf {{.*}} : vector<64xf32>
+// VEC: scf.forall.in_parallel
+// VEC-NOT: math.floor
+// VEC-NOT: linalg.generic
+// VEC: return
+
+#rows2 = affine_map<(i, j) -> (i, j)>
+#stat = affine_map<(i, j) -> (i, 0)>
+#row1 = affine_map<(i, j) -> (i)>
+func.func @softmax(%x: tensor<32x100xf32>) -> tensor<32x100xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e1 = tensor.empty() : tensor<32x1xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<32x1xf32>) -> tensor<32x1xf32>
+  %max = linalg.generic {indexing_maps = [#rows2, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<32x100xf32>) outs(%fm : tensor<32x1xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %r = arith.maximumf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<32x1xf32>
+  %e = tensor.empty() : tensor<32x100xf32>
+  %exp = linalg.generic {indexing_maps = [#rows2, #stat, #rows2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<32x100xf32>, tensor<32x1xf32>) outs(%e : tensor<32x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<32x100xf32>
+  %e2 = tensor.empty() : tensor<32x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e2 : tensor<32x1xf32>) -> tensor<32x1xf32>
+  %sum = linalg.generic {indexing_maps = [#rows2, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<32x100xf32>) outs(%fs : tensor<32x1xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %r = arith.addf %a, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<32x1xf32>
+  %out = linalg.generic {indexing_maps = [#rows2, #stat, #rows2], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<32x100xf32>, tensor<32x1xf32>) outs(%e : tensor<32x100xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %r = arith.divf %a, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<32x100xf32>
+  return %out : tensor<32x100xf32>
 }
