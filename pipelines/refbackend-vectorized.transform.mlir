@@ -133,12 +133,14 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%op: !transform.any_op):
       transform.include @tile_strip_matmul failures(propagate) (%op) : (!transform.any_op) -> ()
     }
-    // A chain that reads a row statistic (a softmax, a layer norm: mlirpipe-mark-elementwise
-    // marked its last op) a block of `row-chain-rows` rows at a time: its last op in blocks as
+    // A chain that reads a row statistic (a softmax: mlirpipe-mark-elementwise marked its last
+    // op) a block of `row-chain-rows` rows at a time: its last op in blocks as
     // scf.forall, the ops before it fused into each block (structured.fuse), each of those
     // read twice (a softmax's exponentials: by the sum and by the division) computed once
     // (CSE in the block), the ops left behind unread gone (DCE); then each op of a block by
-    // rows as below, all of a block's rows in cache from one op to the next.
+    // rows as below, all of a block's rows in cache from one op to the next. Blocks of no more
+    // rows than `elementwise-block`: the rows' own blocks are then one iteration, folded away
+    // (more would be parallel regions nested in the chain's).
     %chain2 = transform.structured.match attributes{mlirpipe.row_chain = 2 : i64} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %chain2 : !transform.any_op {

@@ -5,8 +5,11 @@ mean, multiply by 1/sqrt(var + eps), by the weight, add the bias) and the ReLU a
 fifth: five passes over the whole activation, each reading and writing it. Here a producer
 whose one user is an elementwise op (or a reduction: a layer norm's squares into its sum) over
 the same loops, reading it element by element as it was written, is computed in that user's
-body instead: one op reads the chain's inputs and writes its end. A producer of one op and no
-math function (a type conversion) with several such users is computed in each of them.
+body instead: one op reads the chain's inputs and writes its end. A producer with several
+such users is computed in each of them when it is one op and no math function (a type
+conversion), or up to three arith ops without a division that read no more bytes an element
+than they write (a post-norm's residual sum widened to f64 for the layer norm's mean and
+variance).
 
 Upstream's `linalg-fuse-elementwise-ops` also fuses through broadcasts and reshapes and copies
 ops with side effects (torch-mlir's `cf.assert` of a non-zero divisor) into the fused bodies,
@@ -35,11 +38,12 @@ PASS = "mlirpipe-fuse-elementwise"
     "Compute each linalg.generic whose loops are all parallel, with one result written by the "
     "identity map, whose body has only arith and math ops and does not read its output, in the "
     "body of the one linalg.generic using that result, when that op reads it by the identity "
-    "map over the same number of loops (a producer of one op and no math function, in each of "
-    "several such users): a chain of elementwise ops (a batch norm and a ReLU) becomes one op, "
-    "one pass over memory instead of one per op; then each input of a linalg.generic that is a "
-    "splat constant (a tensor of one value) is dropped, its element a scalar constant in the "
-    "body",
+    "map over the same number of loops (in each of several such users a producer of one op and "
+    "no math function, or of up to three arith ops without a division reading no more bytes "
+    "an element than it writes): a chain of elementwise ops (a batch norm and a ReLU) becomes "
+    "one op, one pass over memory instead of one per op; then each input of a linalg.generic "
+    "that is a splat constant (a tensor of one value) is dropped, its element a scalar "
+    "constant in the body",
 )
 def fuse_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -120,7 +124,8 @@ def _fusable_producer(value, consumer, ir):
     """The linalg.generic that makes `value`, if it can be computed in `consumer`'s body: every
     read of `value` by `consumer` is an input read by the identity map, and `consumer` is its
     only user unless the producer is cheap enough to compute again in each user (a type
-    conversion: a layer norm's f32 input widened to f64 for both its sums)."""
+    conversion: a layer norm's f32 input widened to f64 for both its sums; see
+    `_recomputable`)."""
     owner = value.owner
     if not isinstance(owner, ir.OpView | ir.Operation) or owner.name != "linalg.generic":
         return None  # (a block argument's owner is its block)

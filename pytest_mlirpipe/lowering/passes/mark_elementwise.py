@@ -23,9 +23,11 @@ NHWC_CONVS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc")
 # LLVM does not split at every operation.
 NARROW_MARK = "mlirpipe.narrow_channels"
 # The last elementwise op of a chain that reads a row statistic (a softmax's division by the
-# row sum, a layer norm's scaling): the script computes it a block of rows at a time with the
-# chain before it (reductions, elementwise ops) fused into each block.
+# row sum): the script computes it a block of rows at a time with the chain before it
+# (reductions, elementwise ops) fused into each block.
 ROW_CHAIN_MARK = "mlirpipe.row_chain"
+CHAIN_OPS = ("linalg.generic", "linalg.fill", "linalg.transpose", "linalg.broadcast")
+MAX_CHAIN = 16
 CHANNEL_TILE = 32
 MAX_RANK = 4
 # A linalg.transpose that keeps its last dimension (moves rows of it: heads split from or merged
@@ -55,8 +57,9 @@ MAX_ROW_TRANSPOSE_RANK = 5
     f"neither 0 nor a power of two (24, 56) with {NARROW_MARK}; each elementwise op so marked, "
     "of rank 2 or more, that reads a row statistic (the result of a reduction so marked of its "
     "rank, or of elementwise ops of one rank less on such results) by the map of its leading "
-    "loops, and whose users are neither reductions of its rank nor such ops, with "
-    f"{ROW_CHAIN_MARK} = its rank",
+    "loops, whose users are neither reductions of its rank nor such ops, and whose producers "
+    "(and theirs: generic, fill, transpose and broadcast ops, up to 16) nothing else reads, "
+    f"with {ROW_CHAIN_MARK} = its rank",
 )
 def mark_elementwise(options: dict[str, str]) -> PassBody:
     def run(op, pass_) -> None:
@@ -81,14 +84,48 @@ def mark_elementwise(options: dict[str, str]) -> PassBody:
             if _narrow_channels(conv, ir):
                 conv.attributes[NARROW_MARK] = ir.UnitAttr.get()
         generics = [o for o in all_ops(op) if o.name == "linalg.generic"]
-        readers = {id(g): g for g in generics if _reads_row_statistic(g, ir)}
-        for reader in readers.values():
+        readers = [g.operation for g in generics if _reads_row_statistic(g, ir)]
+        for reader in readers:
             rank = len(_iterators(reader))
-            users = [use.owner for use in reader.results[0].uses]
-            if not any(id(u) in readers or _row_reduction_of(u, rank) for u in users):
+            users = [use.owner.operation for use in reader.results[0].uses]
+            if any(u in readers or _row_reduction_of(u, rank) for u in users):
+                continue  # (a step of a longer chain)
+            if _private_chain(reader):
                 reader.attributes[ROW_CHAIN_MARK] = ir.IntegerAttr.get(i64, rank)
 
     return run
+
+
+def _chain_before(end) -> list | None:
+    """The ops that the script's structured.fuse fuses into a block of `end`: its producers,
+    and theirs, that are linalg.generic, fill, transpose or broadcast ops (the matmuls and
+    convolutions are tiled before: the fusion stops at their loops); None when there are more
+    than MAX_CHAIN."""
+    chain: list = []
+    work = [end]
+    while work:
+        for value in work.pop().operands:
+            producer = getattr(value.owner, "operation", None)
+            if producer is None or producer.name not in CHAIN_OPS or producer in chain:
+                continue
+            chain.append(producer)
+            work.append(producer)
+            if len(chain) > MAX_CHAIN:
+                return None
+    return chain
+
+
+def _private_chain(end) -> bool:
+    """Whether every op fused into a block of `end` is read only by `end` and the others: then
+    nothing is computed twice (by two chains' blocks, or by a block and the op left for an
+    outside reader)."""
+    chain = _chain_before(end)
+    if chain is None:
+        return False
+    members = [*chain, end]
+    return all(
+        use.owner.operation in members for producer in chain for use in producer.results[0].uses
+    )
 
 
 def _row_reduction_of(op, rank: int) -> bool:

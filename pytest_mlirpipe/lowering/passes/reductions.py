@@ -169,8 +169,8 @@ def _collapse_unit_outputs(generic, ir) -> None:
 
 def _fill_of(kind, init, ir):
     """A linalg.fill of a new tensor.empty of type `kind` with the value `init` is filled with,
-    when `init` is such a fill of a tensor.empty that nothing else reads (the old fill is left
-    unread); None otherwise."""
+    when `init` is the result of such a fill of a tensor.empty and nothing else reads that
+    result (the old fill is then left unread); None otherwise."""
     from torch_mlir.dialects import linalg, tensor
 
     fill = init.owner
@@ -215,7 +215,7 @@ def _read_unexpanded(expand, ir) -> None:
         reader = use.owner
         if getattr(reader, "name", None) != "linalg.generic":
             continue
-        if use.operand_number >= len(reader.operands) - len(reader.results):
+        if use.operand_number >= len(reader.opview.inputs):
             continue  # (an init)
         maps = _maps(reader, ir)
         read_by = maps[use.operand_number]

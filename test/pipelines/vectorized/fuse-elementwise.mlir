@@ -4,8 +4,9 @@
 // vectors, one pass over memory; after tile-and-vectorize it is vectors like any elementwise op.
 // A layer norm's squares are computed inside the sum that reads them; a post-norm's residual
 // sum widened to f64 inside both the mean and the variance that read it. Left as they are: a
-// producer read by two ops (unless cheap and no narrower than what it reads), one whose body has a side effect (torch-mlir's cf.assert of a
-// non-zero divisor), one read through a transposing map, and one that reads its output's element.
+// producer read by two ops (unless cheap and no narrower than what it reads), one whose body
+// has a side effect (torch-mlir's cf.assert of a non-zero divisor), one read through a
+// transposing map, and one that reads its output's element.
 // A splat constant input (torch-mlir's `where(mask, 0.5, x)`) is read as a scalar constant in
 // the body, the tensor no longer an operand (and not read element by element); a splat of
 // booleans too, after which the op has no tensor of i1 left and is vectorized; not when it is

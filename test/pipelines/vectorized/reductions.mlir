@@ -5,12 +5,14 @@
 // (d0, d1) -> (d0, 0)) written as (4), into a fill of (4), and expanded back. After
 // tile-and-vectorize both are split into lanes (no linalg.generic is left), and after
 // lower-contractions each row is one vector.reduction. A softmax (a row maximum, the
-// exponentials, their row sum, the division) reads its row statistics as (4) by the map
-// (d0, d1) -> (d0), not through the expand_shape to (4, 1), and after tile-and-vectorize is one
-// scf.forall over blocks of rows with all four in each block (the exponentials computed once).
+// exponentials, their row sum, the division) reads its row statistics as (32) by the map
+// (d0, d1) -> (d0), not through the expand_shape to (32, 1), and after tile-and-vectorize is one
+// scf.forall over blocks of 8 rows with all four in each block, none a parallel loop of its
+// own, the exponentials computed once (a chunk of 64 and one of 36 a row).
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after simplify-reductions | filecheck %s --check-prefix=SIMPLE
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after tile-and-vectorize | filecheck %s --check-prefix=VEC
 // RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after lower-contractions | filecheck %s --check-prefix=LANES
+// RUN: env MLIRPIPE_CPU_FEATURES=avx2 mlirpipe-opt %s --split-input-file --pipeline refbackend-vectorized --stop-after mark-elementwise | filecheck %s --check-prefix=MARK
 
 // SIMPLE-LABEL: func.func @row_max
 // SIMPLE: %[[MAX:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x100xf32>) outs(%{{.*}} : tensor<4xf32>)
@@ -120,15 +122,24 @@ func.func @row_argmax(%x: tensor<4x100xf32>) -> tensor<4xi64> {
 // SIMPLE: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[EXP]] : tensor<32x100xf32>) outs(%{{.*}} : tensor<32xf32>)
 // SIMPLE: linalg.generic {indexing_maps = [#{{.*}}, #[[ROWS]], #{{.*}}], {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<32x100xf32>, tensor<32xf32>)
 // SIMPLE-NOT: tensor.expand_shape
+// MARK-LABEL: func.func @softmax
+// MARK-COUNT-1: mlirpipe.row_chain = 2
+// MARK-NOT: mlirpipe.row_chain
+// MARK: return
 // VEC-LABEL: func.func @softmax
 // VEC-NOT: linalg.generic
-// VEC: scf.forall (%{{.*}}) = (0) to (32) step (16)
+// VEC: scf.forall (%{{.*}}) = (0) to (32) step (8)
+// VEC-NOT: scf.forall
 // VEC: vector.multi_reduction <maximumf>
-// VEC: math.floor
-// VEC: vector.multi_reduction <add>
-// VEC: arith.divf {{.*}} : vector<64xf32>
-// VEC: scf.forall.in_parallel
+// VEC-COUNT-2: math.floor
 // VEC-NOT: math.floor
+// VEC-NOT: scf.forall
+// VEC: vector.multi_reduction <add>
+// VEC-NOT: math.floor
+// VEC-NOT: scf.forall
+// VEC: arith.divf {{.*}} : vector<64xf32>
+// VEC-NOT: math.floor
+// VEC: scf.forall.in_parallel
 // VEC-NOT: linalg.generic
 // VEC: return
 
@@ -169,4 +180,47 @@ func.func @softmax(%x: tensor<32x100xf32>) -> tensor<32x100xf32> {
     linalg.yield %r : f32
   } -> tensor<32x100xf32>
   return %out : tensor<32x100xf32>
+}
+
+// -----
+
+// Two readers of the row maximum read the exponentials too (both returned): neither is marked a
+// chain's end, for a block of either would compute the exponentials and the maximum again.
+// MARK-LABEL: func.func @two_ends
+// MARK-NOT: mlirpipe.row_chain
+// MARK: return
+
+#rows2 = affine_map<(i, j) -> (i, j)>
+#row1 = affine_map<(i, j) -> (i)>
+func.func @two_ends(%x: tensor<32x100xf32>) -> (tensor<32x100xf32>, tensor<32x100xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e1 = tensor.empty() : tensor<32xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<32xf32>) -> tensor<32xf32>
+  %max = linalg.generic {indexing_maps = [#rows2, #row1], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<32x100xf32>) outs(%fm : tensor<32xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %r = arith.maximumf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<32xf32>
+  %e = tensor.empty() : tensor<32x100xf32>
+  %y = linalg.generic {indexing_maps = [#rows2, #row1, #rows2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<32x100xf32>, tensor<32xf32>) outs(%e : tensor<32x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<32x100xf32>
+  %z = linalg.generic {indexing_maps = [#rows2, #row1, #rows2], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %max : tensor<32x100xf32>, tensor<32xf32>) outs(%e : tensor<32x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.divf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<32x100xf32>
+  %w = linalg.generic {indexing_maps = [#rows2, #row1, #rows2], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %max : tensor<32x100xf32>, tensor<32xf32>) outs(%e : tensor<32x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.mulf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<32x100xf32>
+  return %z, %w : tensor<32x100xf32>, tensor<32x100xf32>
 }
