@@ -11,6 +11,7 @@ behind, and what is still running when the work ends is killed then.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
 import faulthandler
@@ -70,6 +71,18 @@ def note(text: str) -> None:
         board.write(text.replace("\n", " ").encode("utf-8", "replace") + b"\n")
 
 
+# What a contained child keeps until it exits (only ever filled in a child, which ends with
+# os._exit): a compiled model's JIT engine and MLIR context are not torn down for nothing.
+_KEPT: list[Any] = []
+
+
+def keep_until_exit(value: Any) -> None:
+    """In a contained child, keep `value` alive until the child exits, skipping its teardown
+    (no-op outside a contained child, where it is freed as usual)."""
+    if _NOTES.get() is not None:
+        _KEPT.append(value)
+
+
 def is_available() -> bool:
     return hasattr(os, "fork")
 
@@ -96,6 +109,7 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
     # Never written: it reads as closed once the child has exited (with whatever it started
     # that inherited it), so the wait for the exit keeps the deadline.
     alive_r, alive_w = os.pipe()
+    reap()  # the last child, if it is still exiting: never two at once
     board = _NoteBoard()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
@@ -121,8 +135,14 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
     finally:
         os.close(result_r)
         os.close(alive_r)
-    _, status = os.waitpid(pid, 0)
     seconds = time.perf_counter() - start
+    if payload is not None:
+        # The whole result came, the child's last act before `os._exit(0)`: its exit (the
+        # teardown of its memory takes milliseconds) is waited for later, not here.
+        _EXITING.append(pid)
+        status = 0
+    else:
+        _, status = os.waitpid(pid, 0)
     notes = board.read()
     board.memory.close()
     where = tuple(notes.decode("utf-8", "replace").splitlines()[-20:])
@@ -132,7 +152,7 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
         sig = os.WTERMSIG(status)
         return Contained("crashed", None, f"killed by {signal_name(sig)}", where, seconds)
     code = os.WEXITSTATUS(status)
-    if code != 0 or not payload:
+    if code != 0 or payload is None:
         return Contained("crashed", None, f"exited with status {code}", where, seconds)
     kind, value = pickle.loads(payload)
     if kind == "error":
@@ -151,20 +171,21 @@ def _run_child(
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     _NOTES.set(board)
     _adopt_orphans()
-    status = 0
     try:
         payload = pickle.dumps(("ok", fn()))
     except BaseException:
         payload = pickle.dumps(("error", traceback.format_exc()))
     _end_leftovers()
     try:
-        with os.fdopen(result_w, "wb") as out:
-            out.write(payload)
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        # The result, its length first, is the last thing this child does: once the parent
+        # has all of it, only the exit is left.
+        with os.fdopen(result_w, "wb") as out:
+            out.write(len(payload).to_bytes(8, "little") + payload)
     except BaseException:
-        status = 70
-    os._exit(status)
+        os._exit(70)
+    os._exit(0)
 
 
 def _interrupted(signum: int, frame: object) -> NoReturn:
@@ -222,9 +243,36 @@ def _end_leftovers() -> None:
             killed = True
 
 
-def _collect(pid: int, result_r: int, alive_r: int, deadline: float | None) -> tuple[bytes, bool]:
-    """(result bytes, timed out) read from the child until it has exited (both pipes closed)
-    or the deadline passes (then the child is killed)."""
+# Children that sent their whole result and are exiting, reaped by `reap`.
+_EXITING: list[int] = []
+
+
+def reap() -> None:
+    """Wait for the children that sent their result and are exiting (at the next fork, at the
+    end of a session, at exit): no process outlives the run."""
+    while _EXITING:
+        pid = _EXITING.pop()
+        with contextlib.suppress(ChildProcessError):  # someone else's wait took it
+            os.waitpid(pid, 0)
+
+
+atexit.register(reap)
+os.register_at_fork(after_in_child=_EXITING.clear)  # the parent's children, not the child's
+
+
+def _whole(data: bytes) -> bytes | None:
+    """The result in what a child sent (its length, then its bytes), or None when cut short."""
+    if len(data) < 8 or len(data) - 8 != int.from_bytes(data[:8], "little"):
+        return None
+    return data[8:]
+
+
+def _collect(
+    pid: int, result_r: int, alive_r: int, deadline: float | None
+) -> tuple[bytes | None, bool]:
+    """(the whole result or None, timed out) read from the child until its whole result has
+    come, or it has exited (both pipes closed), or the deadline passes (then the child is
+    killed)."""
     chunks: list[bytes] = []
     sel = selectors.DefaultSelector()
     sel.register(result_r, selectors.EVENT_READ)
@@ -236,21 +284,25 @@ def _collect(pid: int, result_r: int, alive_r: int, deadline: float | None) -> t
             events = sel.select(wait)
             if deadline is not None and time.perf_counter() >= deadline:
                 kill_tree(pid)
-                return b"".join(chunks), True
+                return None, True
             for key, _ in events:
                 data = os.read(key.fd, 1 << 16)
                 if data:
                     chunks.append(data)  # only the result pipe is ever written
-                else:
-                    sel.unregister(key.fd)
-                    open_fds -= 1
+                    continue
+                sel.unregister(key.fd)
+                open_fds -= 1
+                if key.fd == result_r:
+                    whole = _whole(b"".join(chunks))
+                    if whole is not None:
+                        return whole, False
     except BaseException:  # Ctrl-C: take the child and what it started down with us
         kill_tree(pid)
         os.waitpid(pid, 0)
         raise
     finally:
         sel.close()
-    return b"".join(chunks), False
+    return _whole(b"".join(chunks)), False
 
 
 def kill_tree(pid: int) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from . import contain
 from .contain import signal_name
 from .items import MlirItem
 
@@ -494,6 +495,7 @@ def _worker_main(
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
+        contain.reap()  # its last contained child, if still exiting (no atexit after _exit)
         os._exit(status)
 
 

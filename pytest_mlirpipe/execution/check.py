@@ -438,10 +438,13 @@ class ModelChecker:
         runtime_library()  # built once here, so children inherit it instead of rebuilding
         ready_for_forks()  # imported and computed once here, not in every child
         case.work.prepare()
-        ended = contain.run_contained(
-            lambda: self._compile_and_compare(case, imported, pipe)[0],
-            timeout=self.timeout or None,
-        )
+
+        def work() -> Outcome:
+            outcome, compiled = self._compile_and_compare(case, imported, pipe)
+            contain.keep_until_exit(compiled)  # the child exits without freeing the JIT
+            return outcome
+
+        ended = contain.run_contained(work, timeout=self.timeout or None)
         if not ended.ok:
             error = _contained_failure(
                 ended, case, pipe, imported, f"{self.timeout:g} s ({self.timeout_from})"

@@ -9,6 +9,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import weakref
+
+import psutil
 
 from pytest_mlirpipe import contain, mlir_env
 
@@ -120,3 +123,37 @@ def test_a_crashed_child_leaves_its_last_notes_even_past_the_kept_tail():
 
     assert ended.kind == "crashed"
     assert ended.notes == tuple(f"note {i:05}" for i in range(19_980, 20_000))
+
+
+def test_a_child_that_sent_its_whole_result_is_reaped_later_not_on_the_results_path():
+    first = contain.run_contained(os.getpid)
+
+    # It has sent all it had to send: its exit (the teardown of a large memory takes
+    # milliseconds) is waited for at the next fork, not before the result is returned.
+    assert first.ok
+    assert psutil.pid_exists(first.value)
+    second = contain.run_contained(os.getpid)
+    assert not psutil.pid_exists(first.value)
+    contain.reap()  # as at the end of the session
+    assert not psutil.pid_exists(second.value)
+
+
+def test_what_a_child_keeps_until_it_exits_is_never_freed_there_and_not_kept_here():
+    class Watched:
+        def __del__(self):
+            contain.note("freed")
+
+    def work(keep):
+        watched = Watched()
+        if keep:
+            contain.keep_until_exit(watched)
+        del watched
+        return "done"
+
+    assert contain.run_contained(lambda: work(keep=False)).notes == ("freed",)
+    assert contain.run_contained(lambda: work(keep=True)).notes == ()
+    here = Watched()
+    ref = weakref.ref(here)
+    contain.keep_until_exit(here)  # outside a contained child: a no-op
+    del here
+    assert ref() is None

@@ -69,6 +69,12 @@ def lower_model(
     )
 
 
+# Compiled at import, in the test process: the contained child that lowers a model inherits
+# them instead of compiling them again for each model.
+_TRANSFORM_SCRIPT = re.compile(r'mlirpipe-transform\{script="([^"]*)"')
+_OP_NAME = re.compile(r"^\s*(?:%[\w:#, ]+=\s*)?\"?([a-z_]+\.[a-z_.]+)", re.M)
+
+
 def lowering_key(imported: ImportedModel, pipeline: Pipeline) -> str:
     """The artifact-cache key of `imported` lowered through `pipeline`."""
     return cache_key(
@@ -87,7 +93,7 @@ def _transform_scripts(pipeline: Pipeline) -> list[str]:
     script is a new lowering)."""
     return [
         f"transform script {path} {file_digest(Path(path))}"
-        for path in re.findall(r'mlirpipe-transform\{script="([^"]*)"', pipeline.pipeline_text)
+        for path in _TRANSFORM_SCRIPT.findall(pipeline.pipeline_text)
     ]
 
 
@@ -111,7 +117,7 @@ def check_llvm_only(llvm_ir: str, pipeline: str) -> None:
     left = sorted(
         {
             m.group(1)
-            for m in re.finditer(r"^\s*(?:%[\w:#, ]+=\s*)?\"?([a-z_]+\.[a-z_.]+)", llvm_ir, re.M)
+            for m in _OP_NAME.finditer(llvm_ir)
             if not m.group(1).startswith(("llvm.", "builtin.", "omp.")) and m.group(1) != "module"
         }
     )
