@@ -110,6 +110,8 @@ def _assert_chart_is_drawn(page) -> list[str]:
 
 
 def test_the_cli_page_draws_the_chart_and_a_stage_expands(page, tmp_path):
+    from playwright.sync_api import expect
+
     out = _stages_html(tmp_path, MATMUL, "mm.mlir")
     page.goto(out.as_uri())
     dialects = _assert_chart_is_drawn(page)
@@ -119,7 +121,8 @@ def test_the_cli_page_draws_the_chart_and_a_stage_expands(page, tmp_path):
     page.click("#stage-2 > summary")
     assert diff.is_visible() and "bufferization.to_buffer" in diff.inner_text()
     page.click("#op-chart a[href='#stage-6']")  # a stage's label on the chart opens it
-    assert page.locator("#stage-6 details.diff pre").is_visible()
+    # (on the hashchange event, which comes after the click: waited for, up to 5 s)
+    expect(page.locator("#stage-6 details.diff pre")).to_be_visible(timeout=5000)
 
 
 def test_the_page_of_a_failing_stage_test_draws_the_chart(page, pytester):
