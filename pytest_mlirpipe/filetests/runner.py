@@ -18,6 +18,7 @@ from ..options import RunConfig
 from .discovery import LitDiscovery
 from .external_shell import uses_external_shell, with_chosen_filecheck
 from .lit_controls import LitControls
+from .lit_tmp import LitTmp
 from .names import (
     CONTAINED_PARAM,
     DISAGREEMENTS_METRIC,
@@ -55,6 +56,7 @@ class FileTestRunner:
             params[FILECHECK_PARAM] = self.config.suite.filecheck
         params.update(self.controls.params)  # lit's -D over its built-in params
         self.lit_config = _lit_config(params)
+        self.tmp = LitTmp()  # the tests' $TMPDIR, as lit's
         # For runs in a contained child, whose parent enforces the time limits.
         self._contained_lit_config = _lit_config({**params, CONTAINED_PARAM: "1"})
         self._cache: dict = {}
@@ -82,7 +84,7 @@ class FileTestRunner:
         path = Path(os.path.abspath(path))  # lit's suites and substitutions want absolute paths
         with self._lock:
             if path in self._in_suites:  # lit shares these between its tests too
-                return lit.Test.Test(*self._in_suites[path])
+                return self._with_tmp(lit.Test.Test(*self._in_suites[path]))
             suite, in_suite = lit.discovery.getTestSuite(str(path), self.lit_config, self._cache)
             if suite is None:
                 from .config import configure
@@ -104,7 +106,11 @@ class FileTestRunner:
                     suite, in_suite[:-1], self.lit_config, self._cache
                 )
                 self._in_suites[path] = (suite, in_suite, local)
-        return lit.Test.Test(suite, in_suite, local)
+        return self._with_tmp(lit.Test.Test(suite, in_suite, local))
+
+    def _with_tmp(self, test):
+        self.tmp.apply(test.config)
+        return test
 
     def run(self, path: Path) -> FileVerdict:
         """lit's verdict on the file; with `repeat` runs (--mlirpipe-repeat), a FAIL when what

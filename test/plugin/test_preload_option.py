@@ -73,8 +73,9 @@ CONSOLE_SCRIPT = "import sys\nfrom fooopt.main import main\nsys.exit(main())\n"
 
 # What a fresh interpreter shows a program: run fresh and forked, it must print the same.
 FACTS = """\
-import atexit, os, signal, sys, warnings
+import atexit, os, signal, sys, tempfile, warnings
 print("argv", sys.argv)
+print("tempdir", tempfile.gettempdir())
 print("path0", sys.path[0])
 print("main", __name__, globals().get("__file__"), __spec__ and __spec__.name)
 print("cwd", os.getcwd())

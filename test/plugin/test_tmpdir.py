@@ -1,14 +1,17 @@
 """A session leaves $TMPDIR as it found it: repro files, AOT builds and torch-mlir's own dump
 of a failing lowering go under each test's output folder (`Output/`, `tmp_path`); torch's cache
-goes to a folder of the session's, removed at its end."""
+goes to a folder of the session's, removed at its end. A lit suite's tests get lit's own
+temporary folder (`lit-tmp-*`, unless $LIT_PRESERVES_TMP), removed with what they left."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import lit.llvm
 import pytest
 from litrun import lit_verdicts
+from suite_kinds import KINDS, build_suite
 
 HERE = Path(__file__).parent  # crash_passes.py: a pass that aborts
 ROOT = HERE.parent.parent  # this checkout's pytest_mlirpipe, in every process the test starts
@@ -127,3 +130,57 @@ def test_a_lit_run_leaves_tmpdir_as_it_found_it(suite, private_tmpdir, monkeypat
     }
     (repro,) = suite.path.glob("build/**/Output/repro-fails.mlir.repro/*.input.mlir")
     assert repro.read_text() == FILES["repro-fails.mlir"]  # the input of the first stage
+
+
+# mktemp makes a file in $TMPDIR and prints its path: lit gives its tests a folder of its own,
+# lit-tmp-*, and removes it with what they left there when it ends.
+MKTEMP = "// RUN: mktemp | FileCheck %s\n// CHECK: {{.*}}/lit-tmp-{{[^/]*}}/tmp.\n"
+
+
+@pytest.fixture
+def clean_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "private-tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.delenv("LIT_PRESERVES_TMP", raising=False)
+    monkeypatch.setattr(lit.llvm, "llvm_config", None)  # init's suite sets it up again
+    return folder
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_lit_s_own_tmpdir_is_the_tests_and_goes_with_what_they_left(
+    pytester: pytest.Pytester, clean_tmpdir: Path, kind: str
+) -> None:
+    build_suite(pytester.path, kind, {"mktemp.mlir": MKTEMP})
+
+    codes, output = lit_verdicts(pytester.path, "test")
+    assert codes == {"mktemp.mlir": "PASS"}, output
+    assert list(clean_tmpdir.iterdir()) == []
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test")
+    result.assert_outcomes(passed=1)
+    assert list(clean_tmpdir.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["-n", "2"], ["--mlirpipe-jobs=2"]], ids=["xdist", "jobs"])
+def test_each_worker_s_tests_get_lit_s_own_tmpdir(
+    pytester: pytest.Pytester, clean_tmpdir: Path, args: list[str]
+) -> None:
+    files = {f"mktemp{i}.mlir": MKTEMP for i in range(4)}
+    build_suite(pytester.path, "plain", files)
+
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, "test")
+    result.assert_outcomes(passed=4)
+    assert list(clean_tmpdir.iterdir()) == []
+
+
+def test_lit_preserves_tmp_keeps_tmpdir_for_the_tests_as_lit_does(
+    pytester: pytest.Pytester, clean_tmpdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LIT_PRESERVES_TMP", "1")
+    build_suite(pytester.path, "plain", {"mktemp.mlir": MKTEMP})
+
+    codes, output = lit_verdicts(pytester.path, "test")
+    assert codes == {"mktemp.mlir": "FAIL"}, output
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test")
+    result.assert_outcomes(failed=1)
+    assert len([p for p in clean_tmpdir.iterdir() if p.name.startswith("tmp.")]) == 2
