@@ -454,29 +454,28 @@ module attributes {transform.with_named_sequence} {
   // The last op of a chain that reads a row statistic, in blocks of `row-chain-rows` rows
   // (ranks 3 and 4: of one sequence, one head) as scf.forall, the chain fused into each.
   transform.named_sequence @fuse_row_chain_2d(%op: !transform.any_op {transform.consumed}) {
-    %blk, %forall = transform.structured.fuse %op tile_sizes [16, 0]
+    %blk, %forall = transform.structured.fuse %op tile_sizes [8, 0]
       {apply_cleanup, use_forall, mlirpipe.sizes = ["row-chain-rows", 0]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.apply_cse to %forall : !transform.any_op
-    transform.apply_patterns to %forall {
-      transform.apply_patterns.tensor.fold_tensor_empty
-    } : !transform.any_op
+    transform.include @clean_row_chain_block failures(propagate) (%forall) : (!transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @fuse_row_chain_3d(%op: !transform.any_op {transform.consumed}) {
-    %blk, %forall = transform.structured.fuse %op tile_sizes [1, 16, 0]
+    %blk, %forall = transform.structured.fuse %op tile_sizes [1, 8, 0]
       {apply_cleanup, use_forall, mlirpipe.sizes = [1, "row-chain-rows", 0]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.apply_cse to %forall : !transform.any_op
-    transform.apply_patterns to %forall {
-      transform.apply_patterns.tensor.fold_tensor_empty
-    } : !transform.any_op
+    transform.include @clean_row_chain_block failures(propagate) (%forall) : (!transform.any_op) -> ()
     transform.yield
   }
   transform.named_sequence @fuse_row_chain_4d(%op: !transform.any_op {transform.consumed}) {
-    %blk, %forall = transform.structured.fuse %op tile_sizes [1, 1, 16, 0]
+    %blk, %forall = transform.structured.fuse %op tile_sizes [1, 1, 8, 0]
       {apply_cleanup, use_forall, mlirpipe.sizes = [1, 1, "row-chain-rows", 0]}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @clean_row_chain_block failures(propagate) (%forall) : (!transform.any_op) -> ()
+    transform.yield
+  }
+  // A chain's block: an op read twice computed once (CSE), the chain's empty tensors folded.
+  transform.named_sequence @clean_row_chain_block(%forall: !transform.any_op {transform.readonly}) {
     transform.apply_cse to %forall : !transform.any_op
     transform.apply_patterns to %forall {
       transform.apply_patterns.tensor.fold_tensor_empty
