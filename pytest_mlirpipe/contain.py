@@ -105,11 +105,11 @@ class Contained:
 
 def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contained:
     """Call `fn()` in a forked child and return its picklable result or how it ended."""
+    reap()  # the last child, if it is still exiting: never two at once
     result_r, result_w = os.pipe()
     # Never written: it reads as closed once the child has exited (with whatever it started
     # that inherited it), so the wait for the exit keeps the deadline.
     alive_r, alive_w = os.pipe()
-    reap()  # the last child, if it is still exiting: never two at once
     board = _NoteBoard()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
@@ -136,10 +136,7 @@ def run_contained(fn: Callable[[], Any], timeout: float | None = None) -> Contai
         os.close(result_r)
         os.close(alive_r)
     seconds = time.perf_counter() - start
-    if payload is not None:
-        # The whole result came, the child's last act before `os._exit(0)`: its exit (the
-        # teardown of its memory takes milliseconds) is waited for later, not here.
-        _EXITING.append(pid)
+    if payload is not None:  # the child is exiting, waited for later (_collect)
         status = 0
     else:
         _, status = os.waitpid(pid, 0)
@@ -251,9 +248,9 @@ def reap() -> None:
     """Wait for the children that sent their result and are exiting (at the next fork, at the
     end of a session, at exit): no process outlives the run."""
     while _EXITING:
-        pid = _EXITING.pop()
         with contextlib.suppress(ChildProcessError):  # someone else's wait took it
-            os.waitpid(pid, 0)
+            os.waitpid(_EXITING[-1], 0)
+        _EXITING.pop()  # (after the wait: a Ctrl-C during it leaves it for the next)
 
 
 atexit.register(reap)
@@ -295,6 +292,10 @@ def _collect(
                 if key.fd == result_r:
                     whole = _whole(b"".join(chunks))
                     if whole is not None:
+                        # The whole result came, the child's last act before `os._exit(0)`:
+                        # its exit (the teardown of its memory takes milliseconds) is waited
+                        # for later (reap), not here.
+                        _EXITING.append(pid)
                         return whole, False
     except BaseException:  # Ctrl-C: take the child and what it started down with us
         kill_tree(pid)

@@ -495,7 +495,8 @@ def _worker_main(
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        contain.reap()  # its last contained child, if still exiting (no atexit after _exit)
+        with contextlib.suppress(BaseException):  # (a Ctrl-C during the wait: still _exit)
+            contain.reap()  # its last contained child, if still exiting (no atexit after _exit)
         os._exit(status)
 
 

@@ -14,6 +14,7 @@ import runpy
 import signal
 import sys
 import types
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -55,10 +56,6 @@ def hook_name(hook: object) -> str:
     return f"{named.__module__}.{named.__qualname__}"
 
 
-# What tempfile.gettempdir() reads, first found first.
-TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
-
-
 def become(launch: Launch, env: Mapping[str, str], cwd: str, fresh: Fresh, learned: mmap.mmap):
     """In the forked child, its descriptors wired: run the command as a fresh interpreter would
     and end the process with its status; write the top-level packages it imported from the
@@ -66,14 +63,13 @@ def become(launch: Launch, env: Mapping[str, str], cwd: str, fresh: Fresh, learn
     before = set(sys.modules)
     _reset_process(fresh)
     os.chdir(cwd)
-    temp_before = [os.environ.get(v) for v in TEMP_VARIABLES]
     os.environ.clear()
     os.environ.update(env)
     os.environ.update(fresh.added_env)
-    if temp_before != [os.environ.get(v) for v in TEMP_VARIABLES] and "tempfile" in sys.modules:
+    if "tempfile" in sys.modules:
         # the folder it found on first use, in the test process's environment (a lit run
         # gives its tests a lit-tmp-* folder of its own): found again, in the command's
-        sys.modules["tempfile"].tempdir = None
+        sys.modules["tempfile"].tempdir = None  # type: ignore[attr-defined]
     _set_streams(fresh)
     sys.dont_write_bytecode = fresh.dont_write_bytecode
     _drop_foreign_modules(fresh)
@@ -98,6 +94,10 @@ def _reset_process(fresh: Fresh) -> None:
     gc.freeze()
     gc.enable()
     atexit._clear()
+    # weakref.finalize's exit hook went with atexit's; the test process's finalizers are not
+    # the command's (they would run at its exit), and its own register the hook again
+    weakref.finalize._registry.clear()  # type: ignore[attr-defined]
+    weakref.finalize._registered_with_atexit = False  # type: ignore[attr-defined]
     for sig in signal.valid_signals():
         try:
             if callable(signal.getsignal(sig)):  # exec resets caught signals; ignored stay so

@@ -73,7 +73,7 @@ CONSOLE_SCRIPT = "import sys\nfrom fooopt.main import main\nsys.exit(main())\n"
 
 # What a fresh interpreter shows a program: run fresh and forked, it must print the same.
 FACTS = """\
-import atexit, os, signal, sys, tempfile, warnings
+import atexit, os, signal, sys, tempfile, warnings, weakref
 print("argv", sys.argv)
 print("tempdir", tempfile.gettempdir())
 print("path0", sys.path[0])
@@ -92,6 +92,8 @@ print("bytecode", sys.dont_write_bytecode)
 print("imported", "pytest" in sys.modules, "lit" in sys.modules)
 warnings.warn("a warning of the program's own")
 sys.stderr.write("to stderr\\n")
+kept = type("Kept", (), {})()  # alive at exit: its finalizer runs then, after atexit's
+weakref.finalize(kept, print, "finalized at exit")
 atexit.register(lambda: print("atexit ran"))
 print("left in the buffer", end="")
 sys.exit(int(os.environ.get("FACTS_EXIT", "0")))
@@ -137,7 +139,7 @@ FILES = {
         "// RUN: foo-opt %s | %PYTHON -m factsmod x y | filecheck %s\n"
         "// RUN: env FACTS_EXIT=5 not %PYTHON -c 'import factsmod' a 2>&1 | filecheck %s\n"
         "// RUN: not %PYTHON -c 'raise ValueError(1)' 2>&1 | filecheck %s --check-prefix=RAISE\n"
-        "// CHECK: atexit ran\n// RAISE: ValueError: 1\n",
+        "// CHECK: atexit ran\n// CHECK-NEXT: finalized at exit\n// RAISE: ValueError: 1\n",
         "PASS",
     ),
 }
