@@ -38,10 +38,12 @@ config.substitutions.append(("%PYTHON", sys.executable))
 # Python) and reads an environment variable as it is imported.
 PACKAGE = """\
 import os
+import tempfile
 import time
 
 time.sleep(0.2)
 FLAVOR = os.environ.get("FOO_FLAVOR", "plain")
+TEMP_AT_IMPORT = tempfile.gettempdir()
 """
 MAIN = """\
 import os
@@ -60,6 +62,8 @@ def main():
         return int(args[args.index("--exit") + 1])
     if "--flavor" in args:
         print("flavor", fooopt.FLAVOR)
+    if "--temp" in args:
+        print("temporary folder at import", fooopt.TEMP_AT_IMPORT)
     if "--fail" in args:
         sys.stderr.write(f"{args[0]}:1:1: error: the pass failed\\n")
         return 1
@@ -129,6 +133,11 @@ FILES = {
         + BODY,
         "PASS",
     ),
+    # lit's own temporary folder, as the package found it when a command imported it
+    "temp-at-import.mlir": (
+        "// RUN: foo-opt %s --temp | filecheck %s\n// CHECK: at import {{.*}}/lit-tmp-\n" + BODY,
+        "PASS",
+    ),
     "exit-status.mlir": ("// RUN: foo-opt %s --exit 3\n" + BODY, "FAIL"),
     "exit-status-not.mlir": ("// RUN: not foo-opt %s --exit 3\n" + BODY, "PASS"),
     "segv.mlir": ("// RUN: foo-opt %s --segv\n" + BODY, "FAIL"),
@@ -187,9 +196,9 @@ def test_a_python_tool_suite_gets_lits_verdicts_with_preload(
     outcomes, output = _pytest(pytester, *args, "suite")
     assert outcomes == expected, output
     assert "did not do what its fresh run did" not in output
-    # every Python command of the RUN lines lit runs (workers' counts summed): foo-opt 13
-    # times, filecheck 7 times outside facts.mlir, whose five lines run 10 of them
-    forked = 30
+    # every Python command of the RUN lines lit runs (workers' counts summed): foo-opt 14
+    # times, filecheck 8 times outside facts.mlir, whose five lines run 10 of them
+    forked = 32
     if "--mlirpipe-preload=check" in args:
         line = f"mlirpipe: --mlirpipe-preload=check: {forked} Python commands run fresh and "
         assert line + "forked, 0 differed\n" in output, output
