@@ -289,21 +289,21 @@ def _collect(
                     continue
                 sel.unregister(key.fd)
                 open_fds -= 1
-                if key.fd == result_r:
-                    whole = _whole(b"".join(chunks))
-                    if whole is not None:
-                        # The whole result came, the child's last act before `os._exit(0)`:
-                        # its exit (the teardown of its memory takes milliseconds) is waited
-                        # for later (reap), not here.
-                        _EXITING.append(pid)
-                        return whole, False
+                if key.fd == result_r and _whole(b"".join(chunks)) is not None:
+                    open_fds = 0  # the exit is not waited for (below)
+                    break
     except BaseException:  # Ctrl-C: take the child and what it started down with us
         kill_tree(pid)
         os.waitpid(pid, 0)
         raise
     finally:
         sel.close()
-    return _whole(b"".join(chunks)), False
+    whole = _whole(b"".join(chunks))
+    if whole is not None:
+        # The whole result came, the child's last act before `os._exit(0)`: its exit (the
+        # teardown of its memory takes milliseconds) is waited for later (reap), not here.
+        _EXITING.append(pid)
+    return whole, False
 
 
 def kill_tree(pid: int) -> None:
