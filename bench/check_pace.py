@@ -397,4 +397,7 @@ def profile(sample: list[tuple], pipeline: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pytest_mlirpipe.execution.workdir import private_torch_cache
+
+    with private_torch_cache():  # torch's cache folder is not left in $TMPDIR
+        sys.exit(main())
