@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn
 
-from .preload_child import LEARNED_SIZE, Fresh, become, read_learned
+from .preload_child import LEARNED_SIZE, Fresh, become, read_learned, set_tempdir
 from .preload_plan import (
     Launch,
     interpreter_traits,
@@ -166,7 +166,7 @@ class Preloader:
         if not pending:
             return
         saved_path, saved_env = list(sys.path), dict(os.environ)
-        saved_tempdir = _tempdir(None)
+        saved_tempdir = set_tempdir(None)
         try:
             for name in pending:
                 self._tried.add(name)
@@ -175,14 +175,14 @@ class Preloader:
                 os.environ.update(self._wanted[name])
                 # the temporary folder too is found in the command's environment (lit's own
                 # lit-tmp-*): torch._dynamo makes its cache folder there as it is imported
-                _tempdir(None)
+                set_tempdir(None)
                 with contextlib.suppress(Exception):
                     importlib.import_module(name)
         finally:
             sys.path[:] = saved_path
             os.environ.clear()
             os.environ.update(saved_env)
-            _tempdir(saved_tempdir)
+            set_tempdir(saved_tempdir)
 
     def _read_learned(self) -> None:
         """Take in what ended children wrote (a child still running keeps its page)."""
@@ -243,17 +243,6 @@ class Preloader:
             kwargs = {**kwargs, "stdin": subprocess.DEVNULL}
         out, err = fresh_out[0], fresh_out[1] or b""
         return ForkedPopen(lambda: replay(out, err, fresh_run.returncode), args, **kwargs)
-
-
-def _tempdir(folder: str | None) -> str | None:
-    """Set tempfile's folder (None: found again on first use), if tempfile is imported;
-    return the one it had."""
-    module = sys.modules.get("tempfile")
-    if module is None:
-        return None
-    before = module.tempdir
-    module.tempdir = folder  # type: ignore[attr-defined]
-    return before
 
 
 # The parameters of Popen._execute_child after `self`, in order (they differ between Pythons).

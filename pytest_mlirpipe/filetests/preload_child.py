@@ -66,10 +66,9 @@ def become(launch: Launch, env: Mapping[str, str], cwd: str, fresh: Fresh, learn
     os.environ.clear()
     os.environ.update(env)
     os.environ.update(fresh.added_env)
-    if "tempfile" in sys.modules:
-        # the folder it found on first use, in the test process's environment (a lit run
-        # gives its tests a lit-tmp-* folder of its own): found again, in the command's
-        sys.modules["tempfile"].tempdir = None  # type: ignore[attr-defined]
+    # tempfile's folder, found on first use in the test process's environment (a lit run
+    # gives its tests a lit-tmp-* folder of its own): found again, in the command's
+    set_tempdir(None)
     _set_streams(fresh)
     sys.dont_write_bytecode = fresh.dont_write_bytecode
     _drop_foreign_modules(fresh)
@@ -85,6 +84,17 @@ def become(launch: Launch, env: Mapping[str, str], cwd: str, fresh: Fresh, learn
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     os._exit(status & 0xFF)
+
+
+def set_tempdir(folder: str | None) -> str | None:
+    """Set tempfile's folder (None: found again on first use), if tempfile is imported;
+    return the one it had."""
+    module = sys.modules.get("tempfile")
+    if module is None:
+        return None
+    before = module.tempdir
+    module.tempdir = folder  # type: ignore[attr-defined]
+    return before
 
 
 def _reset_process(fresh: Fresh) -> None:
