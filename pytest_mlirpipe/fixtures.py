@@ -126,7 +126,7 @@ def _file_timings(config: pytest.Config) -> dict[str, dict[str, Any]]:
     return order.file_timings() if order is not None else {}
 
 
-COMPARE_HINT = "name the timing report of an earlier run (pytest --mlirpipe-json PATH writes one)"
+COMPARE_HINT = "name the timing report of an earlier run (pytest --mlirpipe-json=PATH writes one)"
 
 
 def _read_baseline(path: str) -> dict[str, Any]:

@@ -56,12 +56,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _refuse_misread_values(config)  # before anything is written under the rootdir
     smart = run_config(config).order == "smart"  # a bad option value stops the run here
     config.stash[_CONFIGURED] = True
     config.pluginmanager.register(ordering.FileOrder(config, smart), "mlirpipe-order")
     _register_shard(config)  # reads lit's controls, after its own variables' checks
     expectations_plugin.configure(config, run_config(config).expectations_path)
     pool.register(config, run_config(config).jobs)
+
+
+def _refuse_misread_values(config: pytest.Config) -> None:
+    """A `--mlirpipe-* VALUE` that pytest took for a path to test when it chose its rootdir
+    and config file stops the run (see rootdir_guard); `--rootdir` and `-c` choose them."""
+    from . import rootdir_guard
+    from .options import OPTIONS
+
+    option = config.option
+    if getattr(option, "rootdir", None) or getattr(option, "inifilename", None):
+        return
+    flags = [o.flag_name for o in OPTIONS if o.flag and o.action != "store_true"]
+    misread = rootdir_guard.misread_values(
+        rootdir_guard.pytest_args(config),
+        flags,
+        [str(a) for a in getattr(option, "file_or_dir", None) or ()],  # none with --help
+        config.invocation_params.dir,
+        config.inipath,
+    )
+    if misread:
+        raise pytest.UsageError(rootdir_guard.message(*misread[0], config))
 
 
 def file_runner(config: pytest.Config) -> FileTestRunner | None:

@@ -19,7 +19,7 @@ def add_expectations(sub) -> None:
         description="Write FILE, an expectations file listing every failing test of the runs "
         "(pytest --mlirpipe-json reports; several shards' reports add up): RUN/CHECK files, "
         "and each failing pipeline of an execution check, with the reason it failed. "
-        "pytest --mlirpipe-expectations FILE then makes each a strict xfail. With --update, "
+        "pytest --mlirpipe-expectations=FILE then makes each a strict xfail. With --update, "
         "rewrite FILE from new runs instead: entries that now pass go, new failures are added, "
         "comments stay.",
         epilog="Exit status: 0 written; 2 bad arguments, a report or FILE that cannot be read.",

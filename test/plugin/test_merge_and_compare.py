@@ -106,13 +106,13 @@ BAD_BASELINES = {
     "none.json": (
         None,
         "cannot read none.json as JSON: [Errno 2] No such file or directory: 'none.json'",
-        "name the timing report of an earlier run (pytest --mlirpipe-json PATH writes one)",
+        "name the timing report of an earlier run (pytest --mlirpipe-json=PATH writes one)",
     ),
     "cut.json": (
         '{"format": 1, "files": {',
         "cannot read cut.json as JSON: Expecting property name enclosed in double quotes:"
         " line 1 column 25 (char 24)",
-        "name the timing report of an earlier run (pytest --mlirpipe-json PATH writes one)",
+        "name the timing report of an earlier run (pytest --mlirpipe-json=PATH writes one)",
     ),
     "other.json": (
         '{"format": 7}',
