@@ -22,6 +22,8 @@ HEADS = {
     ResultCode.UNRESOLVED: f"UNRESOLVED: {MALFORMED}",
     ResultCode.TIMEOUT: "TIMEOUT: the test took too long",
 }
+# A FAIL whose RUN lines all passed: the suite's own test format (a ShTest subclass) decided it.
+BY_FORMAT = "FAIL: every RUN line passed; the suite's test format failed the file:"
 # The XFAIL and XPASS of a file on lit's xfail list ($LIT_XFAIL, LIT_OPTS' --xfail).
 LISTED_XFAIL = "XFAIL: failed as lit's xfail list (LIT_XFAIL) expects"
 LISTED_XPASS = "XPASS: the file passed but lit's xfail list (LIT_XFAIL) expects a failure"
@@ -165,7 +167,9 @@ def format_failure(
     missed = _EXPECT_MISSED.search(verdict.output) if failed else None
     if missed and not any(s.failed for s in verdict.steps):
         return f"{path}: FAIL: the file did not end as it expects\n{missed.group(0)}"
-    step = failed_step(verdict) if failed else None
+    # every RUN line passed and lit's verdict is FAIL: the suite's test format failed the file
+    by_format = failed and bool(verdict.steps) and not any(s.failed for s in verdict.steps)
+    step = failed_step(verdict) if failed and not by_format else None
     if verdict.code is ResultCode.UNRESOLVED:
         crashed_shell = _script_exception(path, verdict, verbose)
         if crashed_shell:
@@ -174,7 +178,7 @@ def format_failure(
         message = _malformed(path, verdict.output)  # lit 17 fails a RUN line it cannot parse
         if message:
             return f"{path}: {verdict.code}: {MALFORMED}\n{message}"
-    if failed and step is None:
+    if failed and step is None and not by_format:
         external = _external_failure(path, verdict, filecheck_engine)
         if external is not None:
             return external
@@ -182,6 +186,8 @@ def format_failure(
         head = HEADS.get(verdict.code, f"{verdict.code}: a RUN line failed")
         if verdict.code is ResultCode.XPASS and verdict.xfail_listed:
             head = LISTED_XPASS
+        if by_format:
+            head = BY_FORMAT
         lines = [f"{path}: {head}"]
         if verdict.crash:
             lines.append(f"the in-process run ended early: {user_command(verdict.crash)}")
@@ -216,7 +222,7 @@ def format_failure(
     repro = _runnable(
         user_command(step.command, itertools.repeat(program)), program, verdict.search_path
     )
-    lines.append(f"  cd {shlex.quote(str(Path.cwd()))} && {repro}")
+    lines.append(f"  {_in_place(verdict, repro)}")
     # FileCheck engines that disagreed, on any RUN line
     lines.extend(f"{path}:{line}: {report}" for line, report in verdict.warnings)
     if verbose:
@@ -320,10 +326,18 @@ def _external_failure(path: Path, verdict: FileVerdict, filecheck_engine: str) -
     lines += ["lit's output:", _indent(verdict.output.rstrip())]
     program = filecheck_program(path, filecheck_engine)
     lines.append("reproduce with:")
-    lines.append(
-        f"  cd {shlex.quote(str(Path.cwd()))} && {_runnable(command, program, verdict.search_path)}"
-    )
+    lines.append(f"  {_in_place(verdict, _runnable(command, program, verdict.search_path))}")
     return "\n".join(lines)
+
+
+def _in_place(verdict: FileVerdict, command: str) -> str:
+    """`command` to paste into a shell: run in the folder lit ran the RUN lines in, with the
+    variables the suite's config set for them."""
+    parts = [f"cd {shlex.quote(verdict.cwd or str(Path.cwd()))}"]
+    if verdict.environment:
+        assigned = " ".join(f"{name}={shlex.quote(value)}" for name, value in verdict.environment)
+        parts.append(f"export {assigned}")
+    return " && ".join([*parts, command])
 
 
 def _directive_in(text: str) -> str | None:

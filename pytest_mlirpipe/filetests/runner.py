@@ -67,6 +67,7 @@ class FileTestRunner:
         self._in_suites: dict[Path, tuple] = {}
         self._lock = threading.Lock()
         self.discovery = LitDiscovery(self.lit_config, self._cache, self._lock)
+        self._lit_environment: dict[str, str] | None = None  # a config's before its suite's
         self.preloader = None  # Python commands of RUN lines forked from here (preload on)
         if self.config.preload != "off":
             from .preload import Preloader
@@ -250,6 +251,33 @@ class FileTestRunner:
         # a broken pipeline file: the tests that meet it report it themselves
         return tuple(p for p in problems if p.location is not None)
 
+    def _set_by_suite(self, environment: dict[str, str]) -> tuple[tuple[str, str], ...]:
+        """The variables of a test's `environment` that its suite's config (or this run) set
+        and this process's environment lacks or has otherwise: not lit's own (what a config
+        has before its suite's), nor PATH (a reproduce line spells the programs found there),
+        the temporary folder (lit's, removed at the end), where crash repros go (the test's
+        Output folder) or the FileCheck shims' plumbing."""
+        import lit.TestingConfig
+
+        from ..tools.opt import REPRO_DIR_ENV
+        from .external_shell import PYTHON_ENV
+        from .lit_tmp import TMP_VARIABLES
+
+        if self._lit_environment is None:
+            defaults = lit.TestingConfig.TestingConfig.fromdefaults(self.lit_config)
+            self._lit_environment = dict(defaults.environment)
+        plumbing = {"PATH", PYTHON_ENV, REPRO_DIR_ENV, *TMP_VARIABLES}
+        return tuple(
+            sorted(
+                (name, value)
+                for name, value in environment.items()
+                if os.environ.get(name) != value
+                and self._lit_environment.get(name) != value
+                and name not in plumbing
+                and not name.startswith("MLIRPIPE_FILECHECK")
+            )
+        )
+
     def _run_here(
         self, path: Path, in_process: bool, forked: bool = False, crash_repro=None
     ) -> FileVerdict:
@@ -320,6 +348,12 @@ class FileTestRunner:
             search_path=test.config.environment.get("PATH", ""),
             xfail_listed=listed,
         )
+        if verdict.is_failure:
+            verdict = dataclasses.replace(
+                verdict,
+                cwd=os.path.dirname(test.getExecPath()),  # lit's, for RUN lines (execdir)
+                environment=self._set_by_suite(test.config.environment),
+            )
         if preloader is not None:
             verdict = dataclasses.replace(
                 verdict,

@@ -50,6 +50,10 @@ class FileVerdict:
     # FileCheck disagreements (mlirpipe_filecheck = both): (RUN line or 0, report)
     warnings: tuple[tuple[int, str], ...] = ()
     search_path: str = ""  # the PATH the suite's config gave its RUN lines, when it set one
+    # a failing file: the folder lit ran its RUN lines in, and the variables the suite's config
+    # gave them that this process's environment lacks or has otherwise (its reproduce line)
+    cwd: str = ""
+    environment: tuple[tuple[str, str], ...] = ()
     differs: str = ""  # --mlirpipe-repeat: the first output that differed between runs
     xfail_listed: bool = False  # lit's xfail list ($LIT_XFAIL, --xfail) expects it to fail
     # --mlirpipe-preload: Python commands forked (check: run both ways), those of this

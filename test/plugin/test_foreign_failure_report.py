@@ -128,6 +128,69 @@ def test_the_reproduce_line_names_the_suite_s_own_tools_so_it_runs_when_pasted(
     assert "test/broken.mlir:2:" in pasted.stderr and "arith.muli" in pasted.stderr
 
 
+@pytest.mark.parametrize("shell", ["internal", "external"])
+def test_the_reproduce_line_runs_in_lits_folder_with_the_suites_variables(
+    pytester: pytest.Pytester, shell: str
+) -> None:
+    """Pasted, it prints what the RUN line printed under the suite: lit runs RUN lines in the
+    test's folder of the exec root, with the variables the config set."""
+    (pytester.path / "test" / "sub").mkdir(parents=True)
+    cfg = PATH_SUITE_CFG.replace("ShTest()", EXTERNAL) if shell == "external" else PATH_SUITE_CFG
+    cfg += (
+        'config.test_exec_root = os.path.join(os.path.dirname(__file__), "..", "build")\n'
+        'config.environment["SUITE_GREETING"] = "hello from the suite"\n'
+    )
+    (pytester.path / "test" / "lit.cfg.py").write_text(cfg)
+    (pytester.path / "test" / "sub" / "where.mlir").write_text(
+        "// RUN: sh -c 'echo \"$SUITE_GREETING in $PWD\"; exit 1'\n"
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "test")
+    result.assert_outcomes(failed=1)
+    report = result.stdout.str()
+    folder = os.path.realpath(pytester.path / "build" / "sub")
+    repro = report.split("reproduce with:\n", 1)[1].splitlines()[0].strip()
+    assert repro.startswith(f"cd {pytester.path}/test/../build/sub && ") or repro.startswith(
+        f"cd {folder} && "
+    ), repro
+    assert "export SUITE_GREETING='hello from the suite' && " in repro
+    pasted = subprocess.run(["bash", "-c", repro], capture_output=True, text=True, check=False)
+    assert pasted.returncode == 1
+    printed = pasted.stdout.strip()
+    assert printed.startswith("hello from the suite in ") and printed in report
+    assert os.path.realpath(printed.split(" in ", 1)[1]) == folder
+
+
+def test_a_file_failed_by_its_suites_own_format_shows_the_formats_message(
+    pytester: pytest.Pytester,
+) -> None:
+    """A ShTest subclass that fails a file whose RUN lines passed: lit's message, not a RUN
+    line blamed."""
+    (pytester.path / "test").mkdir()
+    cfg = PATH_SUITE_CFG.replace(
+        "config.test_format = lit.formats.ShTest()",
+        "import lit.Test\n\n"
+        "class Strict(lit.formats.ShTest):\n"
+        "    def execute(self, test, lit_config):\n"
+        "        result = super().execute(test, lit_config)\n"
+        "        if result.code == lit.Test.PASS:\n"
+        '            return lit.Test.Result(lit.Test.FAIL, "the suite\'s own rule failed it")\n'
+        "        return result\n\n"
+        "config.test_format = Strict()",
+    )
+    (pytester.path / "test" / "lit.cfg.py").write_text(cfg)
+    (pytester.path / "test" / "ruled.mlir").write_text("// RUN: true\n// RUN: echo fine\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "test")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "test/ruled.mlir: FAIL: every RUN line passed; the suite's test format failed the "
+            "file:",
+            "the suite's own rule failed it",
+        ]
+    )
+    assert "FAIL at RUN line" not in result.stdout.str()
+
+
 def test_a_config_that_fails_for_its_own_reason_is_not_blamed_on_a_missing_site_config(
     pytester: pytest.Pytester,
 ) -> None:
