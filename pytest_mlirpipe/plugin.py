@@ -120,8 +120,14 @@ def _register_shard(config: pytest.Config) -> None:
     controls = lit_controls_plugin.configure(config, lit_name)
     if not flag and controls.shard:  # $LIT_OPTS' over lit's variables, as in lit
         shard = controls.shard
+
+    def lit_order(item: pytest.Item) -> tuple:
+        runner = file_runner(config)
+        assert runner is not None
+        return sharding.lit_order(runner.make_test(item.path), controls.order)
+
     if shard:
-        config.pluginmanager.register(sharding.Shard(*shard, lit_name), "mlirpipe-shard")
+        config.pluginmanager.register(sharding.Shard(*shard, lit_order), "mlirpipe-shard")
 
 
 def run_config(config: pytest.Config) -> RunConfig:

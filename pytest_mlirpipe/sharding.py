@@ -44,16 +44,30 @@ def parse_shard(flag: str | None, env: dict[str, str] | os._Environ) -> tuple[in
     return k, n
 
 
+def lit_order(test: Any, order: str = "smart") -> tuple:
+    """The key lit sorts its tests by before it shards them (lit.main.determine_order): with
+    --order=smart, lit's default, the tests that failed last time first, then the slower
+    (the times lit recorded in the suite's `.lit_test_times.txt`), then by full name
+    (`SUITE :: path`); with lexical (or random, which no run can match) by full name."""
+    name = test.getFullName()
+    if order != "smart":
+        return (False, 0.0, name)
+    return (
+        not getattr(test, "previous_failure", False),
+        -getattr(test, "previous_elapsed", 0.0),
+        name,
+    )
+
+
 def shard_items(
-    items: list[pytest.Item], run: int, shards: int, lit_name: Callable[[MlirItem], str]
+    items: list[pytest.Item], run: int, shards: int, lit_key: Callable[[MlirItem], Any]
 ) -> list[pytest.Item]:
     """The items outside shard `run` of `shards` (removed from `items` in place). RUN/CHECK
-    files are numbered as lit numbers them (by lit's full name, `SUITE :: path`, which is
-    lit's order without recorded times or with --order=lexical) and shard K keeps numbers
-    K, K+N, ...; other tests are numbered by node id the same way."""
+    files are numbered as lit numbers them (in lit's order, `lit_key`) and shard K keeps
+    numbers K, K+N, ...; other tests are numbered by node id the same way."""
     files = [i for i in items if isinstance(i, MlirItem)]
     others = [i for i in items if not isinstance(i, MlirItem)]
-    keep = set(_every_nth(sorted(files, key=lit_name), run, shards))
+    keep = set(_every_nth(sorted(files, key=lit_key), run, shards))
     keep |= set(_every_nth(sorted(others, key=lambda i: i.nodeid), run, shards))
     dropped = [i for i in items if i not in keep]
     items[:] = [i for i in items if i in keep]
@@ -67,12 +81,12 @@ def _every_nth(ordered: Sequence[Any], run: int, shards: int) -> list[Any]:
 class Shard:
     """A pytest plugin object: keeps only this shard's tests (after -k/-m selection)."""
 
-    def __init__(self, run: int, shards: int, lit_name: Callable[[MlirItem], str]):
-        self.run, self.shards, self.lit_name = run, shards, lit_name
+    def __init__(self, run: int, shards: int, lit_key: Callable[[MlirItem], Any]):
+        self.run, self.shards, self.lit_key = run, shards, lit_key
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
-        dropped = shard_items(items, self.run, self.shards, self.lit_name)
+        dropped = shard_items(items, self.run, self.shards, self.lit_key)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
 

@@ -62,6 +62,7 @@ class LitControls:
     timeout: int | None = None  # --timeout N (seconds per test; 0: none)
     max_failures: int | None = None
     shard: tuple[int, int] | None = None  # (K, N) of --run-shard K --num-shards N
+    order: str = "smart"  # lit's --order (lexical, random, smart): the order lit shards in
     not_applying: tuple[str, ...] = ()  # the options of $LIT_OPTS a pytest run ignores
 
     @property
@@ -100,8 +101,15 @@ def read_lit_controls(env: Mapping[str, str]) -> LitControls:
         timeout=opts.maxIndividualTestTime,
         max_failures=opts.max_failures,
         shard=opts.shard,
+        order=_order(opts),
         not_applying=_not_applying(parser, opts, shlex.split(env.get(OPTS_ENV, ""))),
     )
+
+
+def _order(opts: argparse.Namespace) -> str:
+    """lit's --order (its TestOrder's value: lexical, random or smart)."""
+    order = getattr(opts, "order", "smart")
+    return str(getattr(order, "value", order))
 
 
 def _param(text: str) -> tuple[str, str]:

@@ -33,13 +33,13 @@ def _collected(result: pytest.RunResult) -> set[str]:
     return set(re.findall(r"^(\S+\.mlir)::", result.stdout.str(), re.M))
 
 
-def test_each_shard_holds_the_files_lit_runs_in_that_shard(suite):
+def test_each_shard_holds_the_files_lit_runs_in_that_shard(suite, monkeypatch):
+    # lit rewrites its recorded times after each run; in lexical order they do not count
+    monkeypatch.setenv("LIT_OPTS", "--order=lexical")
     seen: list[str] = []
     for k in (1, 2, 3):
         ours = _collected(suite.runpytest("--co", "-q", f"--mlirpipe-shard={k}/3"))
-        _, output = lit_verdicts(
-            suite.path, "--order=lexical", "--num-shards=3", f"--run-shard={k}", "."
-        )
+        _, output = lit_verdicts(suite.path, "--num-shards=3", f"--run-shard={k}", ".")
         lits = set(re.findall(r"^\w+: \S+ :: (\S+\.mlir) \(", output, re.M))
         assert ours == lits and lits, (ours, output)
         seen += ours
@@ -79,3 +79,22 @@ def test_a_bad_shard_is_a_usage_error(suite, monkeypatch, flag, env, message):
     result = suite.runpytest(flag)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
+
+
+def test_with_lits_recorded_times_each_shard_is_lits_in_its_smart_order(suite):
+    """lit shards the tests in its default order: those that failed last time first, then the
+    slower, by the times it recorded in the suite's exec root (and rewrites after each run:
+    each runner starts from the same file here)."""
+    times = suite.path / "build" / "lit" / ".lit_test_times.txt"
+    times.parent.mkdir(parents=True)
+    recorded = "0.5 zz.mlir\n-0.1 m10.mlir\n2.0 sub/c.mlir\n0.25 a.mlir\n1.0 Sub2/x.mlir\n"
+    shards = []
+    for k in (1, 2, 3):
+        times.write_text(recorded)
+        ours = _collected(suite.runpytest("--co", "-q", f"--mlirpipe-shard={k}/3"))
+        _, output = lit_verdicts(suite.path, "--num-shards=3", f"--run-shard={k}", ".")
+        lits = set(re.findall(r"^\w+: \S+ :: (\S+\.mlir) \(", output, re.M))
+        assert ours == lits and lits, (ours, output)
+        shards.append(ours)
+    # m10 (failed), sub/c, Sub2/x, zz, a (by time), then b, m2, sub/a: shard 1 takes 1st, 4th, 7th
+    assert shards[0] == {"m10.mlir", "zz.mlir", "m2.mlir"}
