@@ -69,7 +69,7 @@ def _main(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextI
 
 
 def main() -> None:
-    console_main(run)
+    console_main(run, "mlirpipe")
 
 
 if __name__ == "__main__":

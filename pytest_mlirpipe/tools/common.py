@@ -276,10 +276,11 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 
-def console_main(run) -> NoReturn:
-    """Run a tool as a console script. A reader that closed the pipe (`mlirpipe passes | head`)
-    ends it quietly with status 141, as SIGPIPE ends a Unix tool; Ctrl-C ends it with the one
-    line `interrupted` and status 130 (contained work in forked children ends with it)."""
+def console_main(run, name: str) -> NoReturn:
+    """Run the tool `name` as a console script. A reader that closed the pipe (`mlirpipe
+    passes | head`) ends it quietly with status 141, as SIGPIPE ends a Unix tool; Ctrl-C ends
+    it with the one line `NAME: interrupted` and status 130 (contained work in forked children
+    ends with it)."""
     whole_stdout()
     try:
         status = run(sys.argv[1:], sys.stdin, sys.stdout, sys.stderr)
@@ -289,7 +290,7 @@ def console_main(run) -> NoReturn:
         sys.exit(EXIT_BROKEN_PIPE)
     except KeyboardInterrupt:
         with contextlib.suppress(OSError):
-            sys.stderr.write("interrupted\n")
+            sys.stderr.write(f"{name}: interrupted\n")
             sys.stderr.flush()
         _quiet_stdout()
         sys.exit(EXIT_INTERRUPTED)

@@ -357,7 +357,7 @@ _VALUED = {
 
 
 def main() -> NoReturn:
-    console_main(run)
+    console_main(run, os.path.basename(sys.argv[0]) or "filecheck")
 
 
 if __name__ == "__main__":

@@ -549,7 +549,7 @@ def _main(args, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def main() -> None:
-    console_main(run)
+    console_main(run, "mlirpipe-assert")
 
 
 if __name__ == "__main__":

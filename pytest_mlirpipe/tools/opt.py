@@ -483,7 +483,7 @@ def _repro_command(path: Path, args, pipeline: Pipeline | None, stage: str) -> s
 
 
 def main() -> None:
-    console_main(run)
+    console_main(run, "mlirpipe-opt")
 
 
 if __name__ == "__main__":

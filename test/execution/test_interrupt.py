@@ -68,7 +68,7 @@ def test_ctrl_c_in_run_ends_it_and_its_contained_child_with_one_line(tmp_path):
 
     status, err, started = interrupt(["run", *argv], lowering)
     assert started, "no contained child was running"
-    assert (status, err) == (130, "interrupted\n")
+    assert (status, err) == (130, "mlirpipe: interrupted\n")
     assert still_running(started) == []
 
 
@@ -83,7 +83,7 @@ def test_ctrl_c_in_a_parallel_sweep_keeps_the_finished_units_and_ends_its_worker
         return results.exists() and results.read_text().endswith("\n")
 
     status, err, started = interrupt(argv, one_unit_done)
-    assert (status, err) == (130, "interrupted\n")
+    assert (status, err) == (130, "mlirpipe: interrupted\n")
     assert still_running(started) == []
     kept = [json.loads(line) for line in results.read_text().splitlines()]
     assert 0 < len({r["op"] for r in kept}) < 12  # what ended is kept; a rerun resumes the rest

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -567,3 +568,29 @@ def test_lit_whose_reader_closed_the_pipe_ends_quietly_instead_of_waiting_foreve
         lit.wait()
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
     assert status == -signal.SIGPIPE
+
+
+@pytest.mark.parametrize("name", ["mlirpipe-opt", "mlirpipe-assert"])
+def test_ctrl_c_ends_a_tool_with_one_line_that_names_it(name):
+    """Inside a RUN line's pipeline, the line says which command was interrupted."""
+    argv = ["-", "--pipeline", "refbackend"] if name == "mlirpipe-opt" else ["no-dialect linalg"]
+    tool = subprocess.Popen(
+        script(name, *argv),
+        stdin=subprocess.PIPE,  # never written: the tool waits reading its input
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=script_env(),
+    )
+    try:
+        wchan = Path(f"/proc/{tool.pid}/wchan")
+        deadline = time.monotonic() + 120
+        while "pipe" not in wchan.read_text():  # started, and blocked reading stdin
+            assert tool.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        tool.send_signal(signal.SIGINT)
+        _, err = tool.communicate(timeout=60)
+    finally:
+        if tool.poll() is None:
+            tool.kill()
+            tool.wait()
+    assert (tool.returncode, err.decode()) == (130, f"{name}: interrupted\n")
