@@ -49,6 +49,18 @@ def not_applying_notice(names: tuple[str, ...]) -> str:
     )
 
 
+def no_test_left_notice(env) -> str:
+    given = " ".join(
+        f"{name}={env[name]!r}"
+        for name in ("LIT_FILTER", "LIT_FILTER_OUT", "LIT_OPTS")
+        if env.get(name)
+    )
+    return (
+        f"mlirpipe: no test is left after lit's filters ({given}); lit stops there with "
+        "'filter did not match any tests' (status 2)"
+    )
+
+
 class LitSelection:
     """A pytest plugin object: deselects the RUN/CHECK files lit's filters leave out (as -k
     does; before sharding, as lit filters before it shards), and names once the options of
@@ -69,6 +81,13 @@ class LitSelection:
             gone = set(dropped)
             items[:] = [i for i in items if i not in gone]
             config.hook.pytest_deselected(items=dropped)
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int) -> None:
+        """A run that lit's filters left without a test: lit stops with an error there."""
+        worker = hasattr(terminalreporter.config, "workerinput")
+        empty = exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+        if self.controls.filters and empty and not worker:
+            terminalreporter.write_line(no_test_left_notice(os.environ))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionstart(self, session: pytest.Session) -> Generator[None, None, None]:

@@ -223,6 +223,26 @@ def test_lit_options_that_do_not_apply_are_named_once(suite, monkeypatch, worker
     result.assert_outcomes(passed=1, failed=1)
 
 
+@WORKERS
+def test_filters_that_leave_no_test_say_so_as_lit_stops_there(suite, monkeypatch, workers):
+    _set(monkeypatch, {"LIT_FILTER": "nomatchatall"})
+    result = suite.runpytest("-p", "no:cacheprovider", *workers)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    notice = (
+        "mlirpipe: no test is left after lit's filters (LIT_FILTER='nomatchatall'); lit stops "
+        "there with 'filter did not match any tests' (status 2)"
+    )
+    assert result.stdout.str().count(notice) == 1, result.stdout.str()
+    _, output = lit_verdicts(suite.path, ".")
+    assert "filter did not match any tests" in output
+
+
+def test_lits_order_is_not_named_as_ignored_when_it_orders_a_shard(suite, monkeypatch):
+    _set(monkeypatch, {"LIT_OPTS": "--order=lexical --num-shards 2 --run-shard 1 -v"})
+    result = suite.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["mlirpipe: LIT_OPTS: -v does not apply under pytest (ignored)"])
+
+
 def test_one_option_that_does_not_apply_is_named_in_the_singular(suite, monkeypatch):
     _set(monkeypatch, {"LIT_OPTS": "--time-tests"})
     result = suite.runpytest("-p", "no:cacheprovider", "-q", "a-pass.mlir")
