@@ -30,6 +30,17 @@ def configure(config: pytest.Config, lit_name: Callable[[MlirItem], str]) -> Lit
     return controls
 
 
+def applying(config: pytest.Config, option: str) -> None:
+    """`option` of $LIT_OPTS applies to this run after all (--order, to a shard): it is not
+    named as ignored."""
+    controls = config.stash[CONTROLS_KEY]
+    kept = tuple(name for name in controls.not_applying if name != option)
+    config.stash[CONTROLS_KEY] = controls = dataclasses.replace(controls, not_applying=kept)
+    selection = config.pluginmanager.get_plugin("mlirpipe-lit-controls")
+    if selection is not None:
+        selection.controls = controls
+
+
 def runner_config(config: pytest.Config, run: RunConfig) -> RunConfig:
     """The RunConfig of the file tests: $LIT_OPTS' --timeout when the run sets no limit of its
     own (--mlirpipe-timeout, mlirpipe_timeout)."""
@@ -68,25 +79,34 @@ class LitSelection:
 
     def __init__(self, controls: LitControls, lit_name: Callable[[MlirItem], str]):
         self.controls, self.lit_name = controls, lit_name
+        # whether the filters left none of the lit tests collected here (None: this process
+        # collected none, as xdist's controller)
+        self.emptied: bool | None = None
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         if not self.controls.filters:
             return
-        dropped = [
-            i
-            for i in items
-            if isinstance(i, MlirItem) and not self.controls.selects(self.lit_name(i))
-        ]
+        files = [i for i in items if isinstance(i, MlirItem)]
+        dropped = [i for i in files if not self.controls.selects(self.lit_name(i))]
+        self.emptied = bool(files) and len(dropped) == len(files)
         if dropped:
             gone = set(dropped)
             items[:] = [i for i in items if i not in gone]
             config.hook.pytest_deselected(items=dropped)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int) -> None:
-        """A run that lit's filters left without a test: lit stops with an error there."""
-        worker = hasattr(terminalreporter.config, "workerinput")
-        empty = exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
-        if self.controls.filters and empty and not worker:
+        """A run that lit's filters left without a test: lit stops with an error there. Where
+        this process collected nothing (xdist's controller), when nothing else may have
+        deselected the tests (-k, -m, a shard)."""
+        config = terminalreporter.config
+        if hasattr(config, "workerinput") or exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+            return
+        others = (
+            config.getoption("keyword", "")
+            or config.getoption("markexpr", "")
+            or config.pluginmanager.has_plugin("mlirpipe-shard")
+        )
+        if self.emptied or (self.emptied is None and self.controls.filters and not others):
             terminalreporter.write_line(no_test_left_notice(os.environ))
 
     @pytest.hookimpl(wrapper=True)

@@ -67,21 +67,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _refuse_misread_values(config: pytest.Config) -> None:
     """A `--mlirpipe-* VALUE` that pytest took for a path to test when it chose its rootdir
-    and config file stops the run (see rootdir_guard); `--rootdir` and `-c` choose them."""
+    and config file, and that changed them, stops the run (see rootdir_guard)."""
     from . import rootdir_guard
     from .options import OPTIONS
 
     option = config.option
-    if getattr(option, "rootdir", None) or getattr(option, "inifilename", None):
+    if getattr(option, "help", False) or getattr(option, "version", False):
         return
     flags = [o.flag_name for o in OPTIONS if o.flag and o.action != "store_true"]
-    misread = rootdir_guard.misread_values(
-        rootdir_guard.pytest_args(config),
-        flags,
-        [str(a) for a in getattr(option, "file_or_dir", None) or ()],  # none with --help
-        config.invocation_params.dir,
-        config.inipath,
-    )
+    given = rootdir_guard.separated_values(rootdir_guard.pytest_args(config), flags)
+    setup = rootdir_guard.pytest_setup(config) if given else None
+    if setup is None:
+        return
+    positional = [str(a) for a in getattr(option, "file_or_dir", None) or ()]
+    try:
+        misread = rootdir_guard.misread_values(given, positional, setup)
+    except Exception:  # pytest's own choice, asked again, failed: pytest has reported it
+        return
     if misread:
         raise pytest.UsageError(rootdir_guard.message(*misread[0], config))
 
@@ -120,6 +122,8 @@ def _register_shard(config: pytest.Config) -> None:
     controls = lit_controls_plugin.configure(config, lit_name)
     if not flag and controls.shard:  # $LIT_OPTS' over lit's variables, as in lit
         shard = controls.shard
+    if shard and controls.order != "random":  # lit's --order orders the shards
+        lit_controls_plugin.applying(config, "--order")
 
     def lit_order(item: pytest.Item) -> tuple:
         runner = file_runner(config)

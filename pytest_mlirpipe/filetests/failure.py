@@ -332,12 +332,17 @@ def _external_failure(path: Path, verdict: FileVerdict, filecheck_engine: str) -
 
 def _in_place(verdict: FileVerdict, command: str) -> str:
     """`command` to paste into a shell: run in the folder lit ran the RUN lines in, with the
-    variables the suite's config set for them."""
-    parts = [f"cd {shlex.quote(verdict.cwd or str(Path.cwd()))}"]
-    if verdict.environment:
-        assigned = " ".join(f"{name}={shlex.quote(value)}" for name, value in verdict.environment)
-        parts.append(f"export {assigned}")
-    return " && ".join([*parts, command])
+    variables the suite's config set for them (in a subshell, which keeps them; a name a
+    shell cannot export is left out)."""
+    cd = f"cd {shlex.quote(verdict.cwd or str(Path.cwd()))}"
+    named = [(n, v) for n, v in verdict.environment if _SHELL_NAME.fullmatch(n)]
+    if not named:
+        return f"{cd} && {command}"
+    assigned = " ".join(f"{name}={shlex.quote(value)}" for name, value in named)
+    return f"({cd} && export {assigned} && {command})"
+
+
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _directive_in(text: str) -> str | None:

@@ -102,11 +102,7 @@ def read_lit_controls(env: Mapping[str, str]) -> LitControls:
         max_failures=opts.max_failures,
         shard=opts.shard,
         order=_order(opts),
-        not_applying=tuple(
-            name
-            for name in _not_applying(parser, opts, shlex.split(env.get(OPTS_ENV, "")))
-            if not (opts.shard and name == "--order")  # the order lit shards in
-        ),
+        not_applying=_not_applying(parser, opts, shlex.split(env.get(OPTS_ENV, ""))),
     )
 
 

@@ -357,7 +357,7 @@ _VALUED = {
 
 
 def main() -> NoReturn:
-    console_main(run, os.path.basename(sys.argv[0]) or "filecheck")
+    console_main(run, "filecheck")  # run as `python -m`, or through a shim
 
 
 if __name__ == "__main__":

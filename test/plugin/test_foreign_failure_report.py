@@ -149,10 +149,10 @@ def test_the_reproduce_line_runs_in_lits_folder_with_the_suites_variables(
     report = result.stdout.str()
     folder = os.path.realpath(pytester.path / "build" / "sub")
     repro = report.split("reproduce with:\n", 1)[1].splitlines()[0].strip()
-    assert repro.startswith(f"cd {pytester.path}/test/../build/sub && ") or repro.startswith(
-        f"cd {folder} && "
+    assert repro.startswith(f"(cd {pytester.path}/test/../build/sub && ") or repro.startswith(
+        f"(cd {folder} && "
     ), repro
-    assert "export SUITE_GREETING='hello from the suite' && " in repro
+    assert "export SUITE_GREETING='hello from the suite' && " in repro and repro.endswith(")")
     pasted = subprocess.run(["bash", "-c", repro], capture_output=True, text=True, check=False)
     assert pasted.returncode == 1
     printed = pasted.stdout.strip()

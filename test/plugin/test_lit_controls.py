@@ -237,10 +237,35 @@ def test_filters_that_leave_no_test_say_so_as_lit_stops_there(suite, monkeypatch
     assert "filter did not match any tests" in output
 
 
-def test_lits_order_is_not_named_as_ignored_when_it_orders_a_shard(suite, monkeypatch):
-    _set(monkeypatch, {"LIT_OPTS": "--order=lexical --num-shards 2 --run-shard 1 -v"})
-    result = suite.runpytest("-p", "no:cacheprovider")
+@pytest.mark.parametrize(
+    ("opts", "flag"),
+    [
+        ("--order=lexical --num-shards 2 --run-shard 1 -v", []),
+        ("--order=lexical -v", ["--mlirpipe-shard=1/2"]),
+    ],
+    ids=["lit-shard", "flag-shard"],
+)
+def test_lits_order_is_not_named_as_ignored_when_it_orders_a_shard(suite, monkeypatch, opts, flag):
+    _set(monkeypatch, {"LIT_OPTS": opts})
+    result = suite.runpytest("-p", "no:cacheprovider", *flag)
     result.stdout.fnmatch_lines(["mlirpipe: LIT_OPTS: -v does not apply under pytest (ignored)"])
+    random = suite.runpytest("-p", "no:cacheprovider", "--mlirpipe-shard=1/2")
+    assert "--order" not in random.stdout.str()  # no LIT_OPTS order: nothing named
+    _set(monkeypatch, {"LIT_OPTS": "--order=random"})
+    random = suite.runpytest("-p", "no:cacheprovider", "--mlirpipe-shard=1/2")
+    random.stdout.fnmatch_lines(["*--order does not apply under pytest (ignored)"])
+
+
+@WORKERS
+def test_an_empty_shard_of_what_lits_filters_kept_is_not_blamed_on_the_filters(
+    suite, monkeypatch, workers
+):
+    _set(monkeypatch, {"LIT_FILTER": "a-pass"})  # one file: the second shard of two is empty
+    result = suite.runpytest("-p", "no:cacheprovider", "--mlirpipe-shard=2/2", *workers)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "no test is left after lit's filters" not in result.stdout.str()
+    result = suite.runpytest("-p", "no:cacheprovider", "-k", "nothing", *workers)
+    assert "no test is left after lit's filters" not in result.stdout.str()
 
 
 def test_one_option_that_does_not_apply_is_named_in_the_singular(suite, monkeypatch):

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlirpipe.rootdir_guard import misread_values
-
 GOOD = "// RUN: %python -c \"print('ok')\" | filecheck %s\n// CHECK: ok\n"
 
 
@@ -67,21 +65,42 @@ def test_a_value_that_moves_no_config_file_runs_after_a_space(pytester, project,
     assert result.stdout.str().count(f"rootdir: {project}") == 1
 
 
-def test_a_config_file_between_the_two_folders_is_a_misread(tmp_path):
-    (tmp_path / "repo" / "test").mkdir(parents=True)
-    (tmp_path / "repo" / "pyproject.toml").write_text("")
-    (tmp_path / "out.json").write_text("{}")
-    args = ["--mlirpipe-json", str(tmp_path / "out.json"), "-q"]
-    # pytest found no config from tmp_path: the one in repo/ was passed by
-    assert misread_values(args, ["--mlirpipe-json"], [], tmp_path / "repo" / "test", None) == [
-        ("--mlirpipe-json", str(tmp_path / "out.json"))
-    ]
-    # a config found above both folders, none between: pytest's choice is the same
-    (tmp_path / "repo" / "pyproject.toml").unlink()
-    found = tmp_path / "pytest.ini"
-    assert misread_values(args, ["--mlirpipe-json"], [], tmp_path / "repo" / "test", found) == []
-    # a value that does not exist, or a flag of another plugin, is not a path pytest took
-    gone = ["--mlirpipe-json", str(tmp_path / "none.json")]
-    assert misread_values(gone, ["--mlirpipe-json"], [], tmp_path / "repo", None) == []
-    other = ["--other", str(tmp_path / "out.json")]
-    assert misread_values(other, ["--mlirpipe-json"], [], tmp_path / "repo", None) == []
+def test_a_value_that_switches_the_config_file_of_the_paths_given_is_a_misread(
+    pytester, monkeypatch
+):
+    """pytest looks for its config from the paths given (the invocation folder only without
+    any): sub/ has its own pytest.ini, which a report in the folder above would replace."""
+    (pytester.path / "pytest.ini").write_text("[pytest]\n")
+    (pytester.path / "sub").mkdir()
+    (pytester.path / "sub" / "pytest.ini").write_text("[pytest]\nmlirpipe_isolation = subprocess\n")
+    (pytester.path / "sub" / "good.mlir").write_text(GOOD)
+    (pytester.path / "out.json").write_text("{}")
+    monkeypatch.chdir(pytester.path)
+    result = pytester.runpytest("-p", "no:cacheprovider", "sub", "--mlirpipe-json", "out.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[1] == "  hint: give the value with '=': --mlirpipe-json=out.json"
+    assert "config file (" + str(pytester.path / "pytest.ini") + ")" in result.stderr.lines[0]
+    result = pytester.runpytest("-p", "no:cacheprovider", "sub", "--mlirpipe-json=out.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"rootdir: {pytester.path / 'sub'}", "configfile: pytest.ini"])
+
+
+def test_a_packaging_file_between_the_folders_is_not_a_config_file(pytester, monkeypatch):
+    """A pyproject.toml without [tool.pytest...] is passed by, by pytest as here."""
+    (pytester.path / "pytest.ini").write_text("[pytest]\nmlirpipe_isolation = subprocess\n")
+    proj = pytester.mkdir("proj")
+    (proj / "pyproject.toml").write_text('[project]\nname = "proj"\n')
+    (proj / "good.mlir").write_text(GOOD)
+    (pytester.mkdir("reports") / "run.json").write_text("{}")
+    monkeypatch.chdir(proj)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mlirpipe-json", "../reports/run.json")
+    result.assert_outcomes(passed=1)
+
+
+def test_help_and_a_value_too_long_for_a_path_are_not_misreads(pytester, project):
+    result = pytester.runpytest("--help", "--mlirpipe-json", "../reports/run.json")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*--mlirpipe-json=PATH*"])
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mlirpipe-suffixes", "." + "m" * 300)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes()  # no .mmm... file: nothing is collected

@@ -118,8 +118,9 @@ def test_order_lexical_or_smart_puts_last_run_s_failure_first(pytester, kind) ->
 
 def test_shard_runs_lit_s_shard(pytester, kind) -> None:
     s = suite(pytester, kind, a=STEADY, b=STEADY, c=STEADY)
-    codes, output = lit_verdicts(s.path, "test", "--num-shards=2", "--run-shard=2")
+    # pytest first: lit records its times after the run, and shards in their order
     result = s.runpytest(*P, "-v", "--mlirpipe-shard=2/2")
+    codes, output = lit_verdicts(s.path, "test", "--num-shards=2", "--run-shard=2")
     ran = {n for n in ("a.mlir", "b.mlir", "c.mlir") if f"{n}::{n} PASSED" in result.stdout.str()}
     assert ran == set(codes) and len(ran) == 1, output
 

@@ -583,9 +583,11 @@ def test_ctrl_c_ends_a_tool_with_one_line_that_names_it(name):
     )
     try:
         wchan = Path(f"/proc/{tool.pid}/wchan")
-        deadline = time.monotonic() + 120
+        start = time.monotonic()
         while "pipe" not in wchan.read_text():  # started, and blocked reading stdin
-            assert tool.poll() is None and time.monotonic() < deadline
+            assert tool.poll() is None and time.monotonic() < start + 120
+            if wchan.read_text() in ("", "0") and time.monotonic() > start + 20:
+                break  # a kernel that does not say where a process waits: surely started
             time.sleep(0.05)
         tool.send_signal(signal.SIGINT)
         _, err = tool.communicate(timeout=60)

@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "items",
             "ordering",
             "sharding",
+            "rootdir_guard",
             "pool",
             "lit_controls_plugin",
             "fixtures",
