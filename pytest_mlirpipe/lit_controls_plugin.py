@@ -30,17 +30,6 @@ def configure(config: pytest.Config, lit_name: Callable[[MlirItem], str]) -> Lit
     return controls
 
 
-def applying(config: pytest.Config, option: str) -> None:
-    """`option` of $LIT_OPTS applies to this run after all (--order, to a shard): it is not
-    named as ignored."""
-    controls = config.stash[CONTROLS_KEY]
-    kept = tuple(name for name in controls.not_applying if name != option)
-    config.stash[CONTROLS_KEY] = controls = dataclasses.replace(controls, not_applying=kept)
-    selection = config.pluginmanager.get_plugin("mlirpipe-lit-controls")
-    if selection is not None:
-        selection.controls = controls
-
-
 def runner_config(config: pytest.Config, run: RunConfig) -> RunConfig:
     """The RunConfig of the file tests: $LIT_OPTS' --timeout when the run sets no limit of its
     own (--mlirpipe-timeout, mlirpipe_timeout)."""
@@ -114,5 +103,10 @@ class LitSelection:
         yield  # after the terminal's header
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         worker = hasattr(session.config, "workerinput")
-        if self.controls.not_applying and reporter is not None and not worker:
-            reporter.write_line(not_applying_notice(self.controls.not_applying))
+        ignored = self.controls.not_applying
+        if session.config.pluginmanager.has_plugin("mlirpipe-shard") and (
+            self.controls.order != "random"
+        ):  # lit's --order orders the shards
+            ignored = tuple(name for name in ignored if name != "--order")
+        if ignored and reporter is not None and not worker:
+            reporter.write_line(not_applying_notice(ignored))

@@ -114,21 +114,17 @@ def _register_shard(config: pytest.Config) -> None:
     except sharding.ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
 
-    def lit_name(item: pytest.Item) -> str:
+    def lit_test(item: pytest.Item):
         runner = file_runner(config)
         assert runner is not None  # this plugin configured the run
-        return runner.make_test(item.path).getFullName()
+        return runner.make_test(item.path)
 
-    controls = lit_controls_plugin.configure(config, lit_name)
+    controls = lit_controls_plugin.configure(config, lambda i: lit_test(i).getFullName())
     if not flag and controls.shard:  # $LIT_OPTS' over lit's variables, as in lit
         shard = controls.shard
-    if shard and controls.order != "random":  # lit's --order orders the shards
-        lit_controls_plugin.applying(config, "--order")
 
     def lit_order(item: pytest.Item) -> tuple:
-        runner = file_runner(config)
-        assert runner is not None
-        return sharding.lit_order(runner.make_test(item.path), controls.order)
+        return sharding.lit_order(lit_test(item), controls.order)
 
     if shard:
         config.pluginmanager.register(sharding.Shard(*shard, lit_order), "mlirpipe-shard")

@@ -165,10 +165,11 @@ def format_failure(
         return f"{path}: FAIL: {verdict.differs}"
     failed = verdict.code is ResultCode.FAIL
     missed = _EXPECT_MISSED.search(verdict.output) if failed else None
-    if missed and not any(s.failed for s in verdict.steps):
+    none_failed = not any(s.failed for s in verdict.steps)
+    if missed and none_failed:
         return f"{path}: FAIL: the file did not end as it expects\n{missed.group(0)}"
     # every RUN line passed and lit's verdict is FAIL: the suite's test format failed the file
-    by_format = failed and bool(verdict.steps) and not any(s.failed for s in verdict.steps)
+    by_format = failed and bool(verdict.steps) and none_failed
     step = failed_step(verdict) if failed and not by_format else None
     if verdict.code is ResultCode.UNRESOLVED:
         crashed_shell = _script_exception(path, verdict, verbose)
