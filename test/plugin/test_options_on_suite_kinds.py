@@ -4,6 +4,10 @@ table "Options on every kind of suite" says, or the run says in one line why it 
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+
 import lit.llvm
 import pytest
 from litrun import lit_verdicts
@@ -194,3 +198,35 @@ def test_lit_on_an_init_adopted_suite_says_which_params_do_nothing_there(
     codes, output = lit_verdicts(s.path, "test", "--param", "mlirpipe_repeat=often")
     assert codes == {"steady.mlir": "UNRESOLVED"}, output
     assert "--param mlirpipe_repeat takes a whole number of runs >= 1, got 'often'" in output
+
+
+def test_the_reproduce_line_pasted_runs_where_lit_ran_the_file(pytester, kind) -> None:
+    s = suite(pytester, kind, where="// RUN: sh -c 'echo \"ran in $PWD\"; exit 1'\n")
+    codes, output = lit_verdicts(s.path, "-a", "test")
+    assert codes == {"where.mlir": "FAIL"}, output
+    result = s.runpytest(*P, "test")
+    result.assert_outcomes(failed=1)
+    report = result.stdout.str()
+    repro = report.split("reproduce with:\n", 1)[1].splitlines()[0].strip()
+    pasted = subprocess.run(["bash", "-c", repro], capture_output=True, text=True, check=False)
+    printed = pasted.stdout.strip()
+    # what the RUN line printed under lit (its own exec root) and under pytest (the run's)
+    assert printed.startswith("ran in ") and printed in report, (repro, printed)
+    lit_folder = re.search(r"ran in (/\S+)", output)  # what it printed, not the command
+    assert lit_folder is not None, output
+    if kind in ("plain", "external", "init"):  # the suite's own exec root: lit's folder
+        assert os.path.realpath(printed[7:]) == os.path.realpath(lit_folder.group(1))
+
+
+def test_shard_runs_lit_s_shard_by_lit_s_recorded_times(pytester, kind) -> None:
+    files = {name: STEADY for name in ("a", "b", "c", "d", "e")}
+    s = suite(pytester, kind, **files)
+    lit_verdicts(s.path, "test")  # lit records each file's time in its exec root
+    times = [p for p in s.path.rglob(".lit_test_times.txt")]
+    assert len(times) == 1, times
+    recorded = "0.1 a.mlir\n-0.2 b.mlir\n0.3 c.mlir\n0.4 d.mlir\n0.05 e.mlir\n"
+    times[0].write_text(recorded)  # b failed, then d, c, a, e by time: shard 1/2 is b, c, e
+    result = s.runpytest(*P, "-v", "--mlirpipe-shard=1/2")
+    codes, output = lit_verdicts(s.path, "test", "--num-shards=2", "--run-shard=1")
+    ran = {n for n in files if f"{n}.mlir::{n}.mlir PASSED" in result.stdout.str()}
+    assert {f"{n}.mlir" for n in ran} == set(codes) == {"b.mlir", "c.mlir", "e.mlir"}, output
